@@ -1,0 +1,1 @@
+"""Use cases of memagent and the ports they need. Imports `domain` only."""

@@ -1,0 +1,184 @@
+"""The model ↔ tools loop of one turn (ARCHITECTURE.md §2 loop rules, §3 step 5)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from typing import Any
+
+from application.ports.chat_model import ChatModel
+from application.ports.runtime import IdGenerator, Tokenizer
+from application.stop_guard import StopGuard
+from application.tool_executor import ToolExecutor
+from application.turn_events import TurnEvents
+from domain.agent import AgentMode
+from domain.ids import ThoughtId
+from domain.messages import Block, Msg, Role, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+from domain.react import parse_react_output, react_instructions
+from domain.thoughts import ThoughtEvent
+from domain.tools import ToolCall, ToolResult, ToolSpec
+
+ANSWER_NOW = "You have used all tool rounds. Answer the user now from what you have, without tools."
+
+
+@dataclass(slots=True)
+class StepReply:
+    thought_id: ThoughtId
+    text: str
+    calls: list[ToolCall]
+    usage: Usage
+    prompt: str
+    latency: float
+
+
+@dataclass(slots=True)
+class LoopState:
+    """What the loop has so far; read by the turn when it is stopped part-way."""
+
+    answer: str = ""
+    prompt: str = ""
+    usage: Usage = field(default_factory=Usage)
+
+
+def prompt_snapshot(messages: Sequence[Msg]) -> str:
+    return json.dumps(
+        [{"role": m.role.value, "content": [b.to_dict() for b in m.content]} for m in messages],
+        ensure_ascii=False,
+    )
+
+
+def _keyed(calls: Sequence[ToolCall], values: Sequence[Any]) -> dict[str, Any]:
+    """`{tool name: value}`, with `#n` added when one round calls a tool twice."""
+    keyed: dict[str, Any] = {}
+    for call, value in zip(calls, values, strict=True):
+        key, n = call.name, 2
+        while key in keyed:
+            key, n = f"{call.name}#{n}", n + 1
+        keyed[key] = value
+    return keyed
+
+
+class AgentLoop:
+    def __init__(
+        self,
+        model: ChatModel,
+        executor: ToolExecutor,
+        events: TurnEvents,
+        guard: StopGuard,
+        tokenizer: Tokenizer,
+        ids: IdGenerator,
+    ) -> None:
+        self._model = model
+        self._executor = executor
+        self._events = events
+        self._guard = guard
+        self._tokenizer = tokenizer
+        self._ids = ids
+        self.state = LoopState()
+
+    async def run(
+        self, messages: list[Msg], tools: list[ToolSpec], mode: AgentMode, max_rounds: int
+    ) -> LoopState:
+        if mode is AgentMode.REACT:
+            messages = self._with_react_prompt(messages, tools)
+        for round_no in range(max_rounds + 1):
+            last_round = round_no == max_rounds
+            if last_round and tools and mode is not AgentMode.CHAT:
+                messages = [*messages, self._note(ANSWER_NOW)]
+            offered = tools if mode is AgentMode.FUNCTION_CALLING and not last_round else []
+            reply = await self._step(messages, offered, stream_text=mode is not AgentMode.REACT)
+            if mode is AgentMode.REACT and not last_round:
+                reply = self._parse_react(reply)
+            if not reply.calls:
+                await self._answer(reply, streamed=mode is not AgentMode.REACT)
+                return self.state
+            results = await self._run_tools(reply)
+            messages = [*messages, *self._follow_up(reply, results, mode)]
+            await self._guard.check(force=True)
+        raise AssertionError("unreachable: the last round offers no tools")
+
+    async def _step(self, messages: list[Msg], offered: list[ToolSpec], stream_text: bool) -> StepReply:
+        thought_id = self._events.new_id()
+        started = self._events.elapsed
+        prompt = prompt_snapshot(messages)
+        self.state.prompt = prompt
+        parts: list[str] = []
+        calls: list[ToolCall] = []
+        usage: Usage | None = None
+        async with aclosing(self._model.stream(messages, offered)) as stream:
+            async for chunk in stream:
+                await self._guard.check()
+                if chunk.text:
+                    parts.append(chunk.text)
+                    if stream_text:
+                        self.state.answer = "".join(parts)
+                        await self._events.publish(ThoughtEvent.AGENT_MESSAGE, thought_id, answer=chunk.text)
+                calls.extend(chunk.tool_calls)
+                usage = chunk.usage or usage
+        text = "".join(parts)
+        usage = usage or Usage(self._tokenizer.count(prompt), self._tokenizer.count(text))
+        self.state.usage = self.state.usage + usage
+        return StepReply(thought_id, text, calls, usage, prompt, self._events.elapsed - started)
+
+    def _parse_react(self, reply: StepReply) -> StepReply:
+        parsed = parse_react_output(reply.text, call_id=self._ids.new_id())
+        if parsed.call is None:
+            return reply
+        reply.text, reply.calls = parsed.thought, [parsed.call]
+        return reply
+
+    async def _answer(self, reply: StepReply, streamed: bool) -> None:
+        self.state.answer = reply.text
+        totals = self.state.usage
+        if not streamed and reply.text:
+            await self._events.publish(ThoughtEvent.AGENT_MESSAGE, reply.thought_id, answer=reply.text)
+        # The closing delta is empty and carries the turn's totals for the client.
+        await self._events.publish(ThoughtEvent.AGENT_MESSAGE, reply.thought_id, usage=totals)
+        self._events.record_step(
+            reply.thought_id, ThoughtEvent.AGENT_MESSAGE, usage=reply.usage, latency=reply.latency,
+            prompt=reply.prompt, answer=reply.text,
+        )
+
+    async def _run_tools(self, reply: StepReply) -> list[ToolResult]:
+        tool_names = ";".join(c.name for c in reply.calls)
+        tool_input = _keyed(reply.calls, [dict(c.arguments) for c in reply.calls])
+        await self._events.publish(
+            ThoughtEvent.AGENT_THOUGHT, reply.thought_id, usage=reply.usage,
+            thought=reply.text, tool=tool_names, tool_input=tool_input,
+        )
+        results = await self._executor.run_all(reply.calls)
+        for call, result in zip(reply.calls, results, strict=True):
+            await self._events.publish(
+                ThoughtEvent.AGENT_ACTION, reply.thought_id, tool=call.name,
+                tool_input=dict(call.arguments), observation=result.output,
+            )
+        observation = json.dumps(_keyed(reply.calls, [r.output for r in results]), ensure_ascii=False)
+        self._events.record_step(
+            reply.thought_id, ThoughtEvent.AGENT_THOUGHT, usage=reply.usage, latency=reply.latency,
+            tool_input=tool_input, thought=reply.text, tool=tool_names, observation=observation,
+            prompt=reply.prompt,
+        )
+        return results
+
+    def _follow_up(self, reply: StepReply, results: list[ToolResult], mode: AgentMode) -> list[Msg]:
+        if mode is AgentMode.REACT:
+            said = self._msg(Role.ASSISTANT, (TextBlock(reply.text or "(calling a tool)"),))
+            seen = "\n".join(f"Result of {r.name}: {r.output}" for r in results)
+            return [said, self._msg(Role.USER, (TextBlock(seen),))]
+        blocks: list[Block] = [TextBlock(reply.text)] if reply.text else []
+        blocks += [ToolUseBlock(c.id, c.name, dict(c.arguments)) for c in reply.calls]
+        outputs = tuple(ToolResultBlock(r.call_id, r.name, r.output, r.is_error) for r in results)
+        return [self._msg(Role.ASSISTANT, tuple(blocks)), self._msg(Role.TOOL, outputs)]
+
+    def _with_react_prompt(self, messages: list[Msg], tools: list[ToolSpec]) -> list[Msg]:
+        system, rest = messages[0], messages[1:]
+        text = f"{system.text}\n\n{react_instructions(tools)}"
+        return [self._msg(Role.SYSTEM, (TextBlock(text),)), *rest]
+
+    def _note(self, text: str) -> Msg:
+        return self._msg(Role.USER, (TextBlock(text),))
+
+    def _msg(self, role: Role, blocks: tuple[Block, ...]) -> Msg:
+        return Msg(self._ids.new_id(), role.value, role, blocks, self._events.now())

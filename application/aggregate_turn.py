@@ -1,0 +1,51 @@
+"""The non-streaming answer: the same event stream, aggregated."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+from application.ports.event_log import LoggedEvent
+from domain.conversation import MessageStatus
+from domain.thoughts import AgentThought, ThoughtEvent
+
+_STATUS = {
+    ThoughtEvent.AGENT_END: MessageStatus.NORMAL,
+    ThoughtEvent.STOP: MessageStatus.STOP,
+    ThoughtEvent.TIMEOUT: MessageStatus.TIMEOUT,
+    ThoughtEvent.ERROR: MessageStatus.ERROR,
+}
+
+
+@dataclass(slots=True)
+class TurnResult:
+    status: MessageStatus = MessageStatus.RUNNING
+    answer: str = ""
+    error: str = ""
+    total_token_count: int = 0
+    total_price: float = 0.0
+    latency: float = 0.0
+    thoughts: list[AgentThought] = field(default_factory=list)
+
+
+async def aggregate(stream: AsyncIterator[LoggedEvent | None]) -> TurnResult:
+    """Concatenate `agent_message` deltas by id; the answer is the last id's text."""
+    result, deltas, last_id = TurnResult(), dict[str, list[str]](), ""
+    async for logged in stream:
+        if logged is None:
+            continue
+        thought = logged.thought
+        if thought.event is ThoughtEvent.AGENT_MESSAGE:
+            deltas.setdefault(thought.id, []).append(thought.answer)
+            last_id = thought.id
+        elif thought.event in _STATUS:
+            result.status = _STATUS[thought.event]
+            result.error = thought.observation
+            result.total_token_count, result.total_price = thought.total_token_count, thought.total_price
+            result.latency = thought.latency
+            # agent_end carries the final answer, which output review may have replaced
+            streamed = "".join(deltas.get(last_id, []))
+            result.answer = thought.answer if thought.event is ThoughtEvent.AGENT_END else streamed
+        else:
+            result.thoughts.append(thought)
+    return result

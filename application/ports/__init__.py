@@ -1,0 +1,1 @@
+"""Ports: the narrow interfaces use cases need, implemented in infrastructure."""

@@ -1,0 +1,34 @@
+from collections.abc import AsyncGenerator, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from domain.agent import ModelCapabilities
+from domain.messages import Msg, Usage
+from domain.tools import ToolCall, ToolSpec
+
+
+@dataclass(frozen=True, slots=True)
+class ModelChunk:
+    """A piece of a model's streamed reply.
+
+    `text` is a delta; `tool_calls` are complete calls, sent once assembled;
+    `usage` comes once, at the end, with tokens and price of the call.
+    """
+
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    usage: Usage | None = None
+
+
+class ChatModel(Protocol):
+    """A chat model that streams. Closing the iterator cancels the upstream call."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def capabilities(self) -> ModelCapabilities: ...
+
+    def stream(self, messages: Sequence[Msg], tools: Sequence[ToolSpec]) -> AsyncGenerator[ModelChunk, None]:
+        """Raises `ModelError` when the model fails."""
+        ...

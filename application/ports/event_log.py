@@ -1,0 +1,32 @@
+from dataclasses import dataclass
+from typing import Protocol
+
+from domain.ids import TaskId
+from domain.thoughts import AgentThought
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedEvent:
+    """An event as stored in a task's log; `id` is monotonic within the task, from 1."""
+
+    id: int
+    thought: AgentThought
+
+
+class EventLog(Protocol):
+    """Per-task, append-only, replayable event logs.
+
+    Raises `EventLogUnavailable` when the backend fails.
+    """
+
+    async def append(self, task_id: TaskId, thought: AgentThought) -> int:
+        """Append an event and return its id."""
+        ...
+
+    async def read(self, task_id: TaskId, after: int, wait: float) -> list[LoggedEvent]:
+        """Events with id > `after`, waiting up to `wait` seconds when there are none yet."""
+        ...
+
+    async def close(self, task_id: TaskId, retention: float) -> None:
+        """The task ended: keep its log for `retention` seconds, then drop it."""
+        ...

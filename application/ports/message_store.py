@@ -1,0 +1,42 @@
+from collections.abc import Sequence
+from typing import Protocol
+
+from domain.conversation import Conversation, Message, MessageAgentThought
+from domain.ids import ConversationId, MessageId, OwnerId
+
+
+class MessageStore(Protocol):
+    """The durable record: conversations, messages and their steps.
+
+    Each method is one transaction. Raises `StoreUnavailable` when the database fails.
+    """
+
+    async def get_conversation(self, conversation_id: ConversationId, owner: OwnerId) -> Conversation | None:
+        """The conversation if it exists, is not deleted and belongs to `owner`."""
+        ...
+
+    async def add_message(self, message: Message, new_conversation: Conversation | None) -> None:
+        """Persist a turn's query, creating its conversation in the same transaction."""
+        ...
+
+    async def finish_message(self, message: Message, steps: Sequence[MessageAgentThought]) -> None:
+        """Persist a turn's outcome and all its steps in one transaction."""
+        ...
+
+    async def save_summary(self, conversation: Conversation) -> None: ...
+
+    async def get_message(self, message_id: MessageId, owner: OwnerId) -> Message | None: ...
+
+    async def recent_messages(self, conversation_id: ConversationId, limit: int) -> list[Message]:
+        """The last `limit` completed turns (status normal, answer set), oldest first."""
+        ...
+
+    async def list_messages(
+        self, conversation_id: ConversationId, offset: int, limit: int
+    ) -> list[Message]:
+        """A page of all messages, oldest first."""
+        ...
+
+    async def list_steps(self, message_id: MessageId) -> list[MessageAgentThought]:
+        """A message's steps by position."""
+        ...

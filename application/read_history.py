@@ -1,0 +1,29 @@
+"""Queries over the record: a conversation's messages and a message's steps."""
+
+from __future__ import annotations
+
+from application.errors import InvalidInput, NotFound
+from application.ports.message_store import MessageStore
+from domain.conversation import Message, MessageAgentThought
+from domain.ids import ConversationId, MessageId, OwnerId
+
+MAX_PAGE = 100
+
+
+class ReadHistory:
+    def __init__(self, store: MessageStore) -> None:
+        self._store = store
+
+    async def messages(
+        self, conversation_id: ConversationId, owner: OwnerId, offset: int, limit: int
+    ) -> list[Message]:
+        if offset < 0 or not 1 <= limit <= MAX_PAGE:
+            raise InvalidInput(f"offset must be >= 0 and limit within 1..{MAX_PAGE}.")
+        if await self._store.get_conversation(conversation_id, owner) is None:
+            raise NotFound(f"Conversation {conversation_id!r} was not found.")
+        return await self._store.list_messages(conversation_id, offset, limit)
+
+    async def steps(self, message_id: MessageId, owner: OwnerId) -> list[MessageAgentThought]:
+        if await self._store.get_message(message_id, owner) is None:
+            raise NotFound(f"Message {message_id!r} was not found.")
+        return await self._store.list_steps(message_id)

@@ -1,0 +1,131 @@
+"""RunChatTurn: one turn's pipeline, run as a background task (ARCHITECTURE.md §3)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from dataclasses import dataclass, field
+
+from application.agent_loop import AgentLoop, LoopState
+from application.errors import ApplicationError
+from application.ports.chat_model import ChatModel
+from application.ports.event_log import EventLog
+from application.ports.message_store import MessageStore
+from application.ports.runtime import Clock, IdGenerator, Tokenizer
+from application.ports.task_control import TaskControl
+from application.ports.tools import ToolBox
+from application.recall_memory import ShortTermMemory, long_term_memory
+from application.stop_guard import StopGuard, StopRequested
+from application.tool_executor import ToolExecutor
+from application.turn import Turn
+from application.turn_events import TurnEvents
+from domain.agent import choose_mode
+from domain.conversation import MessageStatus, TurnOutcome
+from domain.prompt import assemble_prompt
+from domain.thoughts import ThoughtEvent
+from domain.tools import RetryPolicy
+
+log = logging.getLogger(__name__)
+
+_TERMINAL = {
+    MessageStatus.NORMAL: ThoughtEvent.AGENT_END,
+    MessageStatus.STOP: ThoughtEvent.STOP,
+    MessageStatus.TIMEOUT: ThoughtEvent.TIMEOUT,
+    MessageStatus.ERROR: ThoughtEvent.ERROR,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class TurnLimits:
+    turn_timeout: float = 600.0
+    stop_check_interval: float = 0.2
+    event_retention: float = 3600.0
+    tool_timeout: float = 30.0
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+
+
+class RunChatTurn:
+    def __init__(
+        self,
+        store: MessageStore,
+        short_term: ShortTermMemory,
+        events: EventLog,
+        tasks: TaskControl,
+        model: ChatModel,
+        toolbox: ToolBox,
+        tokenizer: Tokenizer,
+        clock: Clock,
+        ids: IdGenerator,
+        limits: TurnLimits,
+    ) -> None:
+        self._store = store
+        self._short_term = short_term
+        self._log = events
+        self._tasks = tasks
+        self._model = model
+        self._toolbox = toolbox
+        self._tokenizer = tokenizer
+        self._clock = clock
+        self._ids = ids
+        self._limits = limits
+
+    async def __call__(self, turn: Turn) -> None:
+        events = TurnEvents(turn, self._log, self._clock, self._ids)
+        guard = StopGuard(self._tasks, turn.message.task_id, self._clock, self._limits.stop_check_interval)
+        executor = ToolExecutor(self._toolbox, self._limits.retry, self._limits.tool_timeout)
+        loop = AgentLoop(self._model, executor, events, guard, self._tokenizer, self._ids)
+        status, error = MessageStatus.NORMAL, ""
+        try:
+            async with asyncio.timeout(self._limits.turn_timeout):
+                await self._pipeline(turn, events, loop)
+        except TimeoutError:
+            limit = self._limits.turn_timeout
+            status, error = MessageStatus.TIMEOUT, f"The turn ran past its limit of {limit:g} s."
+        except (StopRequested, asyncio.CancelledError):
+            status = MessageStatus.STOP
+        except ApplicationError as failure:
+            status, error = MessageStatus.ERROR, failure.message
+        except Exception:  # the turn must end with an error event, whatever went wrong
+            log.exception("turn %s failed", turn.message.task_id)
+            status, error = MessageStatus.ERROR, "An internal error ended the turn."
+        await self._finish(turn, events, loop.state, status, error)
+
+    async def _pipeline(self, turn: Turn, events: TurnEvents, loop: AgentLoop) -> None:
+        config, conversation = turn.config, turn.conversation
+        window = await self._short_term.window(conversation, config)
+        memory = long_term_memory(conversation)
+        recalled = json.dumps({"short_term_messages": len(window), "summary": memory.summary})
+        recall = await events.publish(ThoughtEvent.LONG_TERM_MEMORY_RECALL, observation=recalled)
+        events.record_step(recall.id, ThoughtEvent.LONG_TERM_MEMORY_RECALL, observation=recalled)
+        if config.input_review.hit(turn.message.query):
+            loop.state.answer = config.input_review.preset_response
+            await events.publish(ThoughtEvent.AGENT_MESSAGE, answer=loop.state.answer)
+            return
+        tools = self._toolbox.specs(config.tool_names)
+        capabilities = self._model.capabilities
+        messages = assemble_prompt(
+            config, memory, window, turn.message.query, turn.message.image_urls,
+            accepts_images=capabilities.image_input, message_id=turn.message.id, at=self._clock.now(),
+        )
+        await loop.run(messages, tools, choose_mode(capabilities, bool(tools)), config.max_tool_rounds)
+
+    async def _finish(
+        self, turn: Turn, events: TurnEvents, state: LoopState, status: MessageStatus, error: str
+    ) -> None:
+        answer = state.answer
+        if status is MessageStatus.NORMAL and turn.config.output_review.hit(answer):
+            answer = turn.config.output_review.preset_response
+        outcome = TurnOutcome(answer, status, state.usage, round(events.elapsed, 6), state.prompt, error)
+        finished = turn.message.finish(outcome, self._clock.now())
+        try:
+            await self._store.finish_message(finished, events.steps)
+            await self._short_term.remember(finished, turn.config)
+        except ApplicationError as failure:
+            log.error("turn %s: could not save its outcome: %s", turn.message.task_id, failure.message)
+            status, error = MessageStatus.ERROR, failure.message
+        try:
+            await events.publish(_TERMINAL[status], answer=answer, observation=error, usage=state.usage)
+            await self._log.close(turn.message.task_id, self._limits.event_retention)
+        except ApplicationError as failure:
+            log.error("turn %s: could not publish its end: %s", turn.message.task_id, failure.message)

@@ -1,0 +1,98 @@
+"""StartChatTurn: validate, persist the query first, then run the turn in the background."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from application.errors import ApplicationError, InvalidInput, NotFound
+from application.ports.agents import AgentConfigs
+from application.ports.message_store import MessageStore
+from application.ports.runtime import Clock, IdGenerator, TaskSpawner
+from application.ports.task_control import TaskControl, TaskInfo
+from application.run_chat_turn import RunChatTurn
+from application.turn import ChatRequest, Turn, TurnHandle
+from domain.conversation import Conversation, Message, MessageStatus, TurnOutcome
+from domain.ids import ConversationId, MessageId, TaskId
+from domain.messages import Usage
+
+
+@dataclass(frozen=True, slots=True)
+class InputLimits:
+    max_query_bytes: int = 32 * 1024
+    max_images: int = 8
+    task_ttl: float = 1800.0
+
+
+class StartChatTurn:
+    def __init__(
+        self,
+        store: MessageStore,
+        configs: AgentConfigs,
+        tasks: TaskControl,
+        run_turn: RunChatTurn,
+        spawner: TaskSpawner,
+        clock: Clock,
+        ids: IdGenerator,
+        limits: InputLimits,
+    ) -> None:
+        self._store = store
+        self._configs = configs
+        self._tasks = tasks
+        self._run_turn = run_turn
+        self._spawner = spawner
+        self._clock = clock
+        self._ids = ids
+        self._limits = limits
+
+    async def __call__(self, request: ChatRequest) -> TurnHandle:
+        self._validate(request)
+        config = await self._configs.get(request.app_id, request.draft)
+        if config is None:
+            raise NotFound(f"No agent named {request.app_id!r}.")
+        conversation, new = await self._conversation(request)
+        now = self._clock.now()
+        message = Message(
+            id=MessageId(self._ids.new_id()), conversation_id=conversation.id, owner=request.owner,
+            task_id=TaskId(self._ids.new_id()), query=request.query, created_at=now, updated_at=now,
+            image_urls=request.image_urls,
+        )
+        await self._store.add_message(message, new)
+        turn = Turn(config, conversation, message)
+        try:
+            await self._tasks.register(
+                TaskInfo(message.task_id, request.owner, conversation.id, message.id), self._limits.task_ttl
+            )
+        except ApplicationError as failure:
+            await self._store.finish_message(self._failed(message, failure.message), [])
+            raise
+        self._spawner.spawn(message.task_id, self._run_turn(turn))
+        return turn.handle
+
+    def _validate(self, request: ChatRequest) -> None:
+        if not request.query.strip():
+            raise InvalidInput("The query is empty.")
+        size = len(request.query.encode("utf-8"))
+        if size > self._limits.max_query_bytes:
+            raise InvalidInput(f"The query is {size} bytes; the limit is {self._limits.max_query_bytes}.")
+        if len(request.image_urls) > self._limits.max_images:
+            raise InvalidInput(f"At most {self._limits.max_images} images per turn.")
+        bad = [u for u in request.image_urls if not u.startswith(("https://", "http://", "data:image/"))]
+        if bad:
+            raise InvalidInput(f"Not an http(s) or data:image URL: {bad[0][:100]!r}.")
+
+    async def _conversation(self, request: ChatRequest) -> tuple[Conversation, Conversation | None]:
+        if request.conversation_id is not None:
+            found = await self._store.get_conversation(request.conversation_id, request.owner)
+            if found is None:
+                raise NotFound(f"Conversation {request.conversation_id!r} was not found.")
+            return found, None
+        now = self._clock.now()
+        new = Conversation(
+            id=ConversationId(self._ids.new_id()), app_id=request.app_id, owner=request.owner,
+            created_at=now, updated_at=now,
+        )
+        return new, new
+
+    def _failed(self, message: Message, reason: str) -> Message:
+        outcome = TurnOutcome("", MessageStatus.ERROR, Usage(), 0.0, error=reason)
+        return message.finish(outcome, self._clock.now())

@@ -1,0 +1,46 @@
+"""Runs a round of tool calls concurrently under the tool failure policy."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+
+from application.ports.tools import ToolBox, ToolCallFailed
+from domain.tools import RetryPolicy, ToolCall, ToolFailure, ToolResult, failure_result
+
+log = logging.getLogger(__name__)
+
+
+class ToolExecutor:
+    def __init__(self, toolbox: ToolBox, policy: RetryPolicy, timeout: float) -> None:
+        self._toolbox = toolbox
+        self._policy = policy
+        self._timeout = timeout
+
+    async def run_all(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
+        """Independent calls of one round run at the same time; results keep call order."""
+        return list(await asyncio.gather(*(self.run(call) for call in calls)))
+
+    async def run(self, call: ToolCall) -> ToolResult:
+        attempt = 1
+        while True:
+            failure, detail = await self._attempt(call)
+            if failure is None:
+                return ToolResult(call.id, call.name, detail)
+            if not self._policy.should_retry(failure, attempt):
+                return failure_result(call, failure, detail)
+            attempt += 1
+            await asyncio.sleep(self._policy.retry_delay)
+
+    async def _attempt(self, call: ToolCall) -> tuple[ToolFailure | None, str]:
+        """(None, output) on success, else (failure, detail)."""
+        try:
+            return None, await asyncio.wait_for(self._toolbox.invoke(call), self._timeout)
+        except TimeoutError:
+            return ToolFailure.TIMEOUT, f"no answer within {self._timeout:g} s"
+        except ToolCallFailed as failed:
+            return failed.failure, failed.detail
+        except Exception as error:  # a tool's own bug must not crash the turn
+            log.warning("tool %s raised %s", call.name, type(error).__name__, exc_info=True)
+            return ToolFailure.FAILED, "an unexpected error inside the tool"

@@ -1,0 +1,86 @@
+"""Publishes a turn's events to its event log and records its steps."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from application.ports.event_log import EventLog
+from application.ports.runtime import Clock, IdGenerator
+from application.turn import Turn
+from domain.conversation import MessageAgentThought
+from domain.ids import ThoughtId
+from domain.messages import Usage
+from domain.thoughts import AgentThought, ThoughtEvent
+
+
+class TurnEvents:
+    """One per running turn: stamps every event with the turn's ids and latency."""
+
+    def __init__(self, turn: Turn, log: EventLog, clock: Clock, ids: IdGenerator) -> None:
+        self._turn = turn
+        self._log = log
+        self._clock = clock
+        self._ids = ids
+        self._started = clock.monotonic()
+        self.steps: list[MessageAgentThought] = []
+
+    def new_id(self) -> ThoughtId:
+        return ThoughtId(self._ids.new_id())
+
+    def now(self) -> datetime:
+        return self._clock.now()
+
+    @property
+    def elapsed(self) -> float:
+        return max(0.0, self._clock.monotonic() - self._started)
+
+    async def publish(
+        self,
+        event: ThoughtEvent,
+        thought_id: ThoughtId | None = None,
+        *,
+        usage: Usage | None = None,
+        **fields: Any,
+    ) -> AgentThought:
+        usage = usage or Usage()
+        thought = AgentThought(
+            id=thought_id or self.new_id(),
+            task_id=self._turn.message.task_id,
+            conversation_id=self._turn.conversation.id,
+            message_id=self._turn.message.id,
+            event=event,
+            message_token_count=usage.prompt_tokens,
+            answer_token_count=usage.completion_tokens,
+            total_token_count=usage.total_tokens,
+            total_price=usage.price,
+            latency=round(self.elapsed, 6),
+            **fields,
+        )
+        await self._log.append(self._turn.message.task_id, thought)
+        return thought
+
+    def record_step(
+        self,
+        thought_id: ThoughtId,
+        event: ThoughtEvent,
+        *,
+        usage: Usage | None = None,
+        latency: float = 0.0,
+        tool_input: Mapping[str, Any] | None = None,
+        **fields: str,
+    ) -> MessageAgentThought:
+        step = MessageAgentThought(
+            id=thought_id,
+            message_id=self._turn.message.id,
+            position=len(self.steps),
+            event=event.value,
+            created_at=self._clock.now(),
+            usage=usage or Usage(),
+            latency=round(latency, 6),
+            tool_input=dict(tool_input or {}),
+            **fields,
+        )
+        self.steps.append(step)
+        return step

@@ -1,0 +1,1 @@
+"""Pure domain objects and policies of memagent: standard library only."""

@@ -1,0 +1,55 @@
+"""Agent configuration and the loop rules that follow from a model's abilities."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+from domain.errors import DomainError
+from domain.ids import AppId
+from domain.review import KeywordReview
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCapabilities:
+    tool_call: bool = False
+    agent_thought: bool = False
+    image_input: bool = False
+
+
+class AgentMode(enum.StrEnum):
+    FUNCTION_CALLING = "function_calling"
+    REACT = "react"
+    CHAT = "chat"
+
+
+def choose_mode(capabilities: ModelCapabilities, has_tools: bool) -> AgentMode:
+    """Native tool calls when the model has them, ReAct when it can reason, else chat."""
+    if not has_tools:
+        return AgentMode.CHAT
+    if capabilities.tool_call:
+        return AgentMode.FUNCTION_CALLING
+    if capabilities.agent_thought:
+        return AgentMode.REACT
+    return AgentMode.CHAT
+
+
+@dataclass(frozen=True, slots=True)
+class AgentConfig:
+    """What one agent (an app) is: its prompt, memory sizes, tools and review."""
+
+    app_id: AppId
+    preset_prompt: str = "You are a helpful assistant."
+    dialog_round: int = 10
+    history_max_tokens: int = 3000
+    tool_names: tuple[str, ...] = ()
+    max_tool_rounds: int = 5
+    input_review: KeywordReview = field(default_factory=KeywordReview)
+    output_review: KeywordReview = field(default_factory=KeywordReview)
+    summary_enabled: bool = True
+
+    def __post_init__(self) -> None:
+        if self.dialog_round < 0 or self.history_max_tokens < 0:
+            raise DomainError("dialog_round and history_max_tokens cannot be negative")
+        if self.max_tool_rounds < 0:
+            raise DomainError("max_tool_rounds cannot be negative")

@@ -1,0 +1,58 @@
+"""Prompt assembly: system prompt → history pairs → the current user message."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from domain.agent import AgentConfig
+from domain.memory import Entity, check_history
+from domain.messages import Block, ImageBlock, Msg, Role, TextBlock
+
+PLATFORM_RULES = (
+    "Answer the user's latest message. Use the conversation memory below when it is "
+    "relevant, and say so plainly when you do not know something."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RecalledMemory:
+    """What long-term and entity memory contribute to one turn's system prompt."""
+
+    summary: str = ""
+    archive: tuple[str, ...] = ()
+    entities: tuple[Entity, ...] = ()
+
+
+def system_text(config: AgentConfig, memory: RecalledMemory) -> str:
+    parts = [PLATFORM_RULES, config.preset_prompt.strip()]
+    if memory.summary.strip():
+        parts.append("Summary of the conversation so far:\n" + memory.summary.strip())
+    if memory.archive:
+        parts.append("Earlier parts of the conversation:\n" + "\n".join(f"- {a}" for a in memory.archive))
+    if memory.entities:
+        facts = "\n".join(f"- {e.type}: {e.value}" for e in memory.entities)
+        parts.append("Known facts about the user:\n" + facts)
+    return "\n\n".join(p for p in parts if p)
+
+
+def assemble_prompt(
+    config: AgentConfig,
+    memory: RecalledMemory,
+    history: Sequence[Msg],
+    query: str,
+    image_urls: Sequence[str],
+    *,
+    accepts_images: bool,
+    message_id: str,
+    at: datetime,
+) -> list[Msg]:
+    """The messages sent to the model for the first step of a turn."""
+    check_history(history)
+    system = Msg(f"{message_id}:system", "system", Role.SYSTEM, (TextBlock(system_text(config, memory)),), at)
+    blocks: list[Block] = [TextBlock(query)]
+    if accepts_images:
+        blocks.extend(ImageBlock(url) for url in image_urls)
+    user = Msg(f"{message_id}:query", "user", Role.USER, tuple(blocks), at)
+    return [system, *history, user]

@@ -1,0 +1,83 @@
+"""AgentThought: one event of a turn, as published on the event protocol."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from domain.errors import DomainError
+from domain.ids import ConversationId, MessageId, TaskId, ThoughtId
+
+
+class ThoughtEvent(enum.StrEnum):
+    LONG_TERM_MEMORY_RECALL = "long_term_memory_recall"
+    AGENT_THOUGHT = "agent_thought"
+    AGENT_MESSAGE = "agent_message"
+    AGENT_ACTION = "agent_action"
+    DATASET_RETRIEVAL = "dataset_retrieval"
+    AGENT_END = "agent_end"
+    STOP = "stop"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    PING = "ping"
+
+    @property
+    def is_terminal(self) -> bool:
+        """A terminal event is the last one of a turn."""
+        return self in _TERMINAL
+
+
+_TERMINAL = frozenset(
+    {ThoughtEvent.AGENT_END, ThoughtEvent.STOP, ThoughtEvent.ERROR, ThoughtEvent.TIMEOUT}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class AgentThought:
+    """One event of a turn. Deltas of one answer share `id`."""
+
+    id: ThoughtId
+    task_id: TaskId
+    conversation_id: ConversationId
+    message_id: MessageId
+    event: ThoughtEvent
+    thought: str = ""
+    observation: str = ""
+    tool: str = ""
+    tool_input: Mapping[str, Any] = field(default_factory=dict)
+    message: str = ""
+    message_token_count: int = 0
+    answer: str = ""
+    answer_token_count: int = 0
+    total_token_count: int = 0
+    total_price: float = 0.0
+    latency: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.event, ThoughtEvent):
+            raise DomainError(f"unknown thought event: {self.event!r}")
+        if min(self.message_token_count, self.answer_token_count, self.total_token_count) < 0:
+            raise DomainError("token counts cannot be negative")
+        if self.total_price < 0 or self.latency < 0:
+            raise DomainError("price and latency cannot be negative")
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["event"] = self.event.value
+        data["tool_input"] = dict(self.tool_input)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AgentThought:
+        values = {k: data[k] for k in _FIELDS if k in data}
+        try:
+            values["event"] = ThoughtEvent(values["event"])
+        except (KeyError, ValueError) as error:
+            raise DomainError(f"unknown thought event: {data.get('event')!r}") from error
+        values["tool_input"] = dict(values.get("tool_input") or {})
+        return cls(**values)
+
+
+_FIELDS = tuple(AgentThought.__dataclass_fields__)

@@ -1,0 +1,1 @@
+"""Adapters: each implements one application port with one technology."""

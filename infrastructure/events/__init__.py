@@ -1,0 +1,1 @@
+"""EventLog and TaskControl adapters: in-process (embedded default) and Redis."""

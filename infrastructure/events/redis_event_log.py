@@ -1,0 +1,108 @@
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from redis.commands.core import AsyncScript
+
+from application.errors import EventLogUnavailable
+from application.ports.event_log import EventLog, LoggedEvent
+from domain.errors import DomainError
+from domain.ids import TaskId
+from domain.thoughts import AgentThought
+from infrastructure.redis_client import RedisClient
+
+FIELD = "thought"
+
+# INCR and XADD run in one Lua script rather than a MULTI pipeline: XADD needs the
+# number INCR returns, which a MULTI block cannot feed forward, and a script runs
+# atomically on the server, so two appends can neither share an id nor land out of
+# order (XADD also refuses an id not above the stream's last one). `MAXLEN ~` trims
+# in whole stream nodes, which is far cheaper than exact trimming.
+# The two keys are always given the same expiry (see `close`), so they vanish together.
+# (Under Redis Cluster the keys would need a common {hash tag}; we run a single node.)
+_APPEND = """
+local n = redis.call('INCR', KEYS[2])
+redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '0-' .. n, ARGV[3], ARGV[1])
+return n
+"""
+
+# A blocked read may overrun its BLOCK time by network latency; past this margin the
+# connection is presumed dead (the blocking client has no socket read timeout).
+_READ_GRACE_S = 5.0
+
+
+class RedisEventLog(EventLog):
+    """Each task's events in a Redis stream, so any server process can follow any task.
+
+    Events of task T live in the stream ``{prefix}events:T`` with ids ``0-1``, ``0-2``…,
+    allocated from the counter ``{prefix}events:T:seq``; the event id is the sequence
+    part, so ``read(after=n)`` is ``XREAD BLOCK wait STREAMS key 0-n``. Each entry holds
+    the AgentThought as JSON. Streams are trimmed to about `max_len` entries (default
+    10 000). Redis failures raise `EventLogUnavailable`.
+    """
+
+    def __init__(self, client: RedisClient, max_len: int = 10_000) -> None:
+        if max_len <= 0:
+            raise ValueError("max_len must be positive")
+        self._client = client
+        self._max_len = max_len
+        self._append_script: AsyncScript | None = None
+
+    def _keys(self, task_id: TaskId) -> tuple[str, str]:
+        stream = self._client.key("events", task_id)
+        return stream, f"{stream}:seq"
+
+    def _script(self) -> AsyncScript:
+        # Registered on first use so that building the adapter does not build the client.
+        if self._append_script is None:
+            self._append_script = self._client.commands.register_script(_APPEND)
+        return self._append_script
+
+    async def append(self, task_id: TaskId, thought: AgentThought) -> int:
+        payload = json.dumps(thought.to_dict(), ensure_ascii=False)
+        with self._client.translate(EventLogUnavailable, f"appending to task {task_id}"):
+            event_id = await self._script()(
+                keys=list(self._keys(task_id)), args=[payload, self._max_len, FIELD]
+            )
+        return int(event_id)
+
+    async def read(self, task_id: TaskId, after: int, wait: float) -> list[LoggedEvent]:
+        stream, _ = self._keys(task_id)
+        streams: dict[Any, Any] = {stream: f"0-{max(after, 0)}"}
+        with self._client.translate(EventLogUnavailable, f"reading task {task_id}"):
+            if wait <= 0:
+                # No BLOCK argument at all: "BLOCK 0" would mean wait forever.
+                reply = await self._client.commands.xread(streams)
+            else:
+                async with asyncio.timeout(wait + _READ_GRACE_S):
+                    reply = await self._client.blocking.xread(streams, block=max(1, round(wait * 1000)))
+        return [_decode_entry(task_id, entry_id, fields) for entry_id, fields in _entries(reply, stream)]
+
+    async def close(self, task_id: TaskId, retention: float) -> None:
+        ttl_ms = max(1, round(retention * 1000))
+        with self._client.translate(EventLogUnavailable, f"closing task {task_id}"):
+            async with self._client.commands.pipeline(transaction=True) as pipe:
+                for key in self._keys(task_id):
+                    pipe.pexpire(key, ttl_ms)
+                await pipe.execute()
+
+
+def _entries(reply: Any, stream: str) -> list[tuple[str, dict[str, str]]]:
+    """The entries of `stream` in an XREAD reply (RESP2 list or RESP3 map)."""
+    if not reply:
+        return []
+    if isinstance(reply, dict):
+        # RESP3 (``?protocol=3`` in the URL): {stream: [[entry, ...]]}.
+        return [entry for entries in reply.get(stream) or [] for entry in entries]
+    return [entry for name, entries in reply if name == stream for entry in entries]
+
+
+def _decode_entry(task_id: TaskId, entry_id: str, fields: dict[str, str]) -> LoggedEvent:
+    try:
+        thought = AgentThought.from_dict(json.loads(fields[FIELD]))
+        return LoggedEvent(int(entry_id.partition("-")[2]), thought)
+    except (ValueError, TypeError, KeyError, DomainError) as exc:
+        # A log entry we cannot read is a broken log, not a missing event: say so.
+        raise EventLogUnavailable(f"event {entry_id} of task {task_id} is unreadable: {exc}") from exc

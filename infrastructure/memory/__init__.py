@@ -1,0 +1,1 @@
+"""MemoryStore adapters: in-process (embedded default) and Redis."""

@@ -1,0 +1,91 @@
+"""The offline scripted model: a deterministic stand-in so memagent runs with no LLM.
+
+It is not a language model. It answers from the prompt it is given, so memory and
+tools can be seen working:
+
+- A user message containing `[[tool:NAME]]` or `[[tool:NAME {"arg": "value"}]]`
+  makes it call tool NAME (when the turn offers it) before answering.
+- After a tool result it reports what the tool returned.
+- Otherwise it repeats the query and names the last earlier exchange it was shown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import AsyncGenerator, Sequence
+
+from application.ports.chat_model import ChatModel, ModelChunk
+from application.ports.runtime import Tokenizer
+from domain.agent import ModelCapabilities
+from domain.messages import Msg, Role, ToolResultBlock, Usage
+from domain.tools import ToolCall, ToolSpec
+
+LABEL = "(offline scripted model, not a real LLM)"
+HOW_TO_CONFIGURE = (
+    "memagent is using the offline scripted model: answers are scripted, not generated. "
+    "To use a real LLM set MEMAGENT_LLM__PROVIDER=openai, MEMAGENT_LLM__BASE_URL, "
+    "MEMAGENT_LLM__API_KEY and MEMAGENT_LLM__MODEL."
+)
+_MARKER = re.compile(r"\[\[tool:([\w.\-]+)\s*(\{.*?\})?\s*\]\]", re.DOTALL)
+
+
+class ScriptedChatModel(ChatModel):
+    def __init__(self, tokenizer: Tokenizer, chunk_words: int = 3, chunk_delay: float = 0.0) -> None:
+        self._tokenizer = tokenizer
+        self._chunk_words = max(1, chunk_words)
+        self._chunk_delay = chunk_delay
+
+    @property
+    def name(self) -> str:
+        return "offline-scripted"
+
+    @property
+    def capabilities(self) -> ModelCapabilities:
+        return ModelCapabilities(tool_call=True, agent_thought=True, image_input=False)
+
+    async def stream(
+        self, messages: Sequence[Msg], tools: Sequence[ToolSpec]
+    ) -> AsyncGenerator[ModelChunk, None]:
+        prompt_tokens = sum(self._tokenizer.count(m.text) for m in messages)
+        call = self._requested_call(messages, tools)
+        if call is not None:
+            thought = f"{LABEL} Calling {call.name} as asked."
+            yield ModelChunk(text=thought)
+            yield ModelChunk(tool_calls=(call,))
+            yield ModelChunk(usage=Usage(prompt_tokens, self._tokenizer.count(thought)))
+            return
+        answer = self._answer(messages)
+        words = answer.split(" ")
+        for start in range(0, len(words), self._chunk_words):
+            piece = " ".join(words[start : start + self._chunk_words])
+            yield ModelChunk(text=piece if start == 0 else " " + piece)
+            if self._chunk_delay:
+                await asyncio.sleep(self._chunk_delay)
+        yield ModelChunk(usage=Usage(prompt_tokens, self._tokenizer.count(answer)))
+
+    def _requested_call(self, messages: Sequence[Msg], tools: Sequence[ToolSpec]) -> ToolCall | None:
+        if not messages or messages[-1].role is not Role.USER:
+            return None  # a tool has already answered in this turn
+        match = _MARKER.search(messages[-1].text)
+        if match is None or match.group(1) not in {t.name for t in tools}:
+            return None
+        try:
+            arguments = json.loads(match.group(2)) if match.group(2) else {}
+        except json.JSONDecodeError:
+            arguments = {}
+        return ToolCall(id=f"call_{len(messages)}", name=match.group(1), arguments=arguments)
+
+    def _answer(self, messages: Sequence[Msg]) -> str:
+        last = messages[-1] if messages else None
+        if last is not None and last.role is Role.TOOL:
+            results = [b for b in last.content if isinstance(b, ToolResultBlock)]
+            said = "; ".join(f"{r.name} returned: {r.output}" for r in results)
+            return f"{LABEL} {said}"
+        users = [m for m in messages if m.role is Role.USER]
+        query = users[-1].text if users else ""
+        answer = f'{LABEL} You said: "{query}".'
+        if len(users) > 1:
+            answer += f' Earlier you said: "{users[-2].text}".'
+        return answer

@@ -1,0 +1,151 @@
+"""The database a MessageStore runs on: a lazy async engine and its sessions."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from alembic import command
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import event
+from sqlalchemy.engine import URL, Connection
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+
+from application.errors import StoreUnavailable
+from infrastructure.persistence.errors import (
+    DATABASE_ERRORS,
+    MIGRATE_HINT,
+    URL_SETTING,
+    DatabaseNotMigrated,
+    safe_url,
+    startup_failure_message,
+)
+from infrastructure.persistence.migrate import alembic_config, script_directory
+from infrastructure.persistence.rows import Base
+from infrastructure.persistence.urls import connect_args, ensure_sqlite_directory, is_sqlite, normalise_url
+
+
+class Database:
+    """One database URL, its engine and session factory.
+
+    Constructing it does no I/O, so the DI container can build it eagerly; the engine is
+    created on first use or in `start()`, which also checks the schema once at start-up.
+    """
+
+    def __init__(self, url: str | URL, *, echo: bool = False, connect_timeout: float = 10.0) -> None:
+        self._url = normalise_url(url)
+        self._echo = echo
+        self._connect_timeout = connect_timeout
+        self._engine: AsyncEngine | None = None
+        self._sessions: async_sessionmaker[AsyncSession] | None = None
+
+    @property
+    def url(self) -> URL:
+        return self._url
+
+    @property
+    def display_url(self) -> str:
+        return safe_url(self._url)
+
+    @property
+    def password(self) -> str | None:
+        return str(self._url.password) if self._url.password else None
+
+    @property
+    def is_sqlite(self) -> bool:
+        return is_sqlite(self._url)
+
+    @property
+    def engine(self) -> AsyncEngine:
+        if self._engine is None:
+            self._engine = self._create_engine()
+        return self._engine
+
+    @property
+    def sessions(self) -> async_sessionmaker[AsyncSession]:
+        if self._sessions is None:
+            # Loaded rows stay readable after commit: they are mapped to domain objects afterwards.
+            self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)
+        return self._sessions
+
+    async def start(self) -> None:
+        """Connect once and make sure the schema is there: created for SQLite, checked for others.
+
+        Raises `StoreUnavailable` (or `DatabaseNotMigrated`) with one line naming the setting.
+        """
+        if self.is_sqlite:
+            await self.create_schema()
+        else:
+            await self.check_migrated()
+
+    async def create_schema(self) -> None:
+        """Embedded SQLite: create the tables directly and record them as migrated to head."""
+        with self._startup_errors():
+            async with self.engine.begin() as connection:
+                await connection.run_sync(_create_or_upgrade)
+
+    async def check_migrated(self) -> None:
+        """Raise `DatabaseNotMigrated` unless the schema is at the migrations' head."""
+        with self._startup_errors():
+            async with self.engine.connect() as connection:
+                current = await connection.run_sync(_current_heads)
+        expected = set(script_directory().get_heads())
+        if current != expected:
+            found = ", ".join(sorted(current)) or "none"
+            raise DatabaseNotMigrated(
+                f"{MIGRATE_HINT} (revision {found}, expected {', '.join(sorted(expected))};"
+                f" {URL_SETTING}={self.display_url})"
+            )
+
+    async def dispose(self) -> None:
+        if self._engine is not None:
+            await self._engine.dispose()
+        self._engine = None
+        self._sessions = None
+
+    @contextmanager
+    def _startup_errors(self) -> Iterator[None]:
+        try:
+            yield
+        except DATABASE_ERRORS as exc:
+            raise StoreUnavailable(startup_failure_message(self._url, exc)) from exc
+
+    def _create_engine(self) -> AsyncEngine:
+        if self.is_sqlite:
+            ensure_sqlite_directory(self._url)
+            engine = create_async_engine(self._url, echo=self._echo)
+            event.listen(engine.sync_engine, "connect", _sqlite_on_connect)
+            return engine
+        return create_async_engine(
+            self._url,
+            echo=self._echo,
+            pool_pre_ping=True,  # survive a database restart without failing the next request
+            connect_args=connect_args(self._url, self._connect_timeout),
+        )
+
+
+def _sqlite_on_connect(dbapi_connection: Any, _record: Any) -> None:
+    # SQLite leaves foreign keys off per connection. WAL lets readers run beside the one writer;
+    # NORMAL sync is durable enough in WAL mode; busy_timeout waits for that writer instead of failing.
+    cursor = dbapi_connection.cursor()
+    for pragma in ("foreign_keys=ON", "journal_mode=WAL", "synchronous=NORMAL", "busy_timeout=5000"):
+        cursor.execute(f"PRAGMA {pragma}")
+    cursor.close()
+
+
+def _current_heads(connection: Connection) -> set[str]:
+    return set(MigrationContext.configure(connection).get_current_heads())
+
+
+def _create_or_upgrade(connection: Connection) -> None:
+    # A fresh file gets the tables in one go and is stamped at head, so that `memagent migrate`
+    # and later revisions see it as migrated; a file stamped at an older revision is upgraded.
+    context = MigrationContext.configure(connection)
+    heads = set(script_directory().get_heads())
+    current = set(context.get_current_heads())
+    if not current:
+        Base.metadata.create_all(connection)
+        context.stamp(script_directory(), "heads")
+    elif current != heads:
+        command.upgrade(alembic_config(connection=connection), "heads")

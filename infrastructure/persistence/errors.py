@@ -1,0 +1,80 @@
+"""Turning SQLAlchemy and driver exceptions into application errors with readable messages.
+
+Nothing outside infrastructure may see a vendor exception, and no message may carry a password,
+a SQL statement (its parameters hold user data) or a stack trace: messages reach logs and clients.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import sqlalchemy.exc
+from sqlalchemy.engine import URL, make_url
+
+from application.errors import StoreUnavailable
+
+URL_SETTING = "MEMAGENT_DATABASE__URL"
+MIGRATE_HINT = "database is not migrated: run `memagent migrate`"
+
+try:  # asyncpg is a declared dependency, but an SQLite-only install should still import this
+    import asyncpg
+
+    _DRIVER_ERRORS: tuple[type[BaseException], ...] = (asyncpg.PostgresError, asyncpg.InterfaceError)
+except ImportError:  # pragma: no cover
+    _DRIVER_ERRORS = ()
+
+# Everything a database call can raise that means "the store failed", as opposed to a bug in our code.
+DATABASE_ERRORS: tuple[type[BaseException], ...] = (
+    sqlalchemy.exc.SQLAlchemyError,
+    OSError,  # includes ConnectionRefusedError and socket errors
+    TimeoutError,
+    sqlite3.Error,
+    *_DRIVER_ERRORS,
+)
+
+
+class DatabaseNotMigrated(StoreUnavailable):
+    """A PostgreSQL database whose schema is missing or behind the migrations' head."""
+
+
+def safe_url(url: str | URL) -> str:
+    """The URL as it may be shown: password masked."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except sqlalchemy.exc.ArgumentError:
+        return "<unparseable URL>"
+
+
+def reason(exc: BaseException, password: str | None = None) -> str:
+    """One line naming what failed, from the driver's own error when SQLAlchemy wrapped it."""
+    inner: BaseException = exc
+    if isinstance(exc, sqlalchemy.exc.DBAPIError) and exc.orig is not None:
+        inner = exc.orig
+    if type(inner).__module__.startswith("sqlalchemy") and isinstance(inner.__cause__, Exception):
+        inner = inner.__cause__  # SQLAlchemy's async adapters re-wrap the driver's own, better-named error
+    # str(DBAPIError) appends the SQL and its parameters; the driver's error alone does not.
+    text = str(inner).strip().splitlines()[0] if str(inner).strip() else ""
+    if password:
+        text = text.replace(password, "***")
+    name = type(inner).__name__
+    return f"{name}: {text}" if text else name
+
+
+def store_unavailable(operation: str, exc: BaseException, password: str | None = None) -> StoreUnavailable:
+    return StoreUnavailable(f"The database failed during {operation}: {reason(exc, password)}")
+
+
+def startup_failure_message(url: str | URL, exc: BaseException) -> str:
+    """One clear line for start-up: which setting, which database (no password) and what failed."""
+    if isinstance(exc, DatabaseNotMigrated):
+        return f"{exc.message} ({URL_SETTING}={safe_url(url)})"
+    password = _password(url)
+    return f"Cannot use the database set by {URL_SETTING}={safe_url(url)}: {reason(exc, password)}"
+
+
+def _password(url: str | URL) -> str | None:
+    try:
+        secret = make_url(url).password
+    except sqlalchemy.exc.ArgumentError:
+        return None
+    return str(secret) if secret else None

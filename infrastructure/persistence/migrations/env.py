@@ -1,0 +1,61 @@
+"""Alembic environment for memagent, async-capable.
+
+Run through `infrastructure.persistence.migrate`: the URL, or an already open sync
+connection, arrives in `config.attributes`; there is no alembic.ini to read it from.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from alembic import context
+from sqlalchemy import pool
+from sqlalchemy.engine import URL, Connection
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from infrastructure.persistence.rows import Base
+from infrastructure.persistence.urls import connect_args
+
+config = context.config
+target_metadata = Base.metadata
+
+
+def _url() -> URL:
+    url = config.attributes.get("url")
+    if url is None:
+        raise RuntimeError("run migrations through infrastructure.persistence.migrate.run_migrations(url)")
+    return url  # type: ignore[no-any-return]
+
+
+def _run(connection: Connection) -> None:
+    context.configure(
+        connection=connection,
+        target_metadata=target_metadata,
+        # SQLite cannot ALTER most things; batch mode copies the table instead.
+        render_as_batch=connection.dialect.name == "sqlite",
+    )
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+async def _run_async(url: URL) -> None:
+    engine = create_async_engine(url, poolclass=pool.NullPool, connect_args=connect_args(url))
+    try:
+        async with engine.connect() as connection:
+            await connection.run_sync(_run)
+    finally:
+        await engine.dispose()
+
+
+def _run_offline(url: URL) -> None:
+    context.configure(url=url, target_metadata=target_metadata, literal_binds=True)
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+if context.is_offline_mode():
+    _run_offline(_url())
+elif (shared := config.attributes.get("connection")) is not None:
+    _run(shared)
+else:
+    asyncio.run(_run_async(_url()))

@@ -1,0 +1,189 @@
+"""Database rows, kept apart from the domain objects, with explicit mappings both ways.
+
+The domain's frozen dataclasses know nothing of SQLAlchemy; these rows know nothing of
+domain rules. `*_to_domain` and `*_from_domain` are the only bridges between them.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    DateTime,
+    Double,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from domain.conversation import Conversation, Message, MessageAgentThought, MessageStatus
+from domain.ids import AppId, ConversationId, MessageId, OwnerId, TaskId, ThoughtId
+from domain.messages import Usage
+
+# Named constraints, so that migrations can refer to them identically on every backend.
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+ID = String(64)
+OWNER = String(255)
+TIMESTAMP = DateTime(timezone=True)
+# JSONB on PostgreSQL (binary, indexable); plain JSON text elsewhere.
+JSON_DOC = JSON().with_variant(JSONB(), "postgresql")
+# SQLite only auto-increments an INTEGER PRIMARY KEY; PostgreSQL gets a BIGSERIAL.
+SEQUENCE = BigInteger().with_variant(Integer(), "sqlite")
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class ConversationRow(Base):
+    __tablename__ = "conversations"
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    app_id: Mapped[str] = mapped_column(String(255))
+    owner: Mapped[str] = mapped_column(OWNER)
+    summary: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(TIMESTAMP)
+    updated_at: Mapped[datetime] = mapped_column(TIMESTAMP)
+    deleted_at: Mapped[datetime | None] = mapped_column(TIMESTAMP)
+
+
+class MessageRow(Base):
+    __tablename__ = "messages"
+    __table_args__ = (
+        # list_messages: a conversation's messages oldest first.
+        Index("ix_messages_conversation_created", "conversation_id", "created_at", "seq"),
+        # recent_messages: a conversation's completed turns newest first, read backwards with LIMIT.
+        Index("ix_messages_conversation_status_created", "conversation_id", "status", "created_at", "seq"),
+    )
+
+    # Insertion order: breaks ties between equal created_at, so history order is stable.
+    seq: Mapped[int] = mapped_column(SEQUENCE, primary_key=True, autoincrement=True)
+    id: Mapped[str] = mapped_column(ID, unique=True)
+    conversation_id: Mapped[str] = mapped_column(ID, ForeignKey("conversations.id", ondelete="CASCADE"))
+    owner: Mapped[str] = mapped_column(OWNER)
+    task_id: Mapped[str] = mapped_column(ID, unique=True)
+    query: Mapped[str] = mapped_column(Text)
+    image_urls: Mapped[list[str]] = mapped_column(JSON_DOC)
+    answer: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(16))
+    error: Mapped[str] = mapped_column(Text)
+    prompt: Mapped[str] = mapped_column(Text)
+    prompt_tokens: Mapped[int] = mapped_column(Integer)
+    completion_tokens: Mapped[int] = mapped_column(Integer)
+    total_price: Mapped[float] = mapped_column(Double)
+    latency: Mapped[float] = mapped_column(Double)
+    created_at: Mapped[datetime] = mapped_column(TIMESTAMP)
+    updated_at: Mapped[datetime] = mapped_column(TIMESTAMP)
+
+
+class MessageAgentThoughtRow(Base):
+    __tablename__ = "message_agent_thoughts"
+    # Also the index that list_steps reads: (message_id, position).
+    __table_args__ = (UniqueConstraint("message_id", "position"),)
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    message_id: Mapped[str] = mapped_column(ID, ForeignKey("messages.id", ondelete="CASCADE"))
+    position: Mapped[int] = mapped_column(Integer)
+    event: Mapped[str] = mapped_column(String(32))
+    thought: Mapped[str] = mapped_column(Text)
+    tool: Mapped[str] = mapped_column(String(255))
+    tool_input: Mapped[dict[str, Any]] = mapped_column(JSON_DOC)
+    observation: Mapped[str] = mapped_column(Text)
+    prompt: Mapped[str] = mapped_column(Text)
+    answer: Mapped[str] = mapped_column(Text)
+    prompt_tokens: Mapped[int] = mapped_column(Integer)
+    completion_tokens: Mapped[int] = mapped_column(Integer)
+    price: Mapped[float] = mapped_column(Double)
+    latency: Mapped[float] = mapped_column(Double)
+    created_at: Mapped[datetime] = mapped_column(TIMESTAMP)
+
+
+def utc(value: datetime) -> datetime:
+    """UTC-aware. Everything is stored as UTC; SQLite hands it back naive."""
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _utc_or_none(value: datetime | None) -> datetime | None:
+    return utc(value) if value is not None else None
+
+
+def conversation_to_domain(row: ConversationRow) -> Conversation:
+    return Conversation(
+        id=ConversationId(row.id), app_id=AppId(row.app_id), owner=OwnerId(row.owner),
+        created_at=utc(row.created_at), updated_at=utc(row.updated_at),
+        summary=row.summary, deleted_at=_utc_or_none(row.deleted_at),
+    )
+
+
+def conversation_from_domain(conversation: Conversation) -> ConversationRow:
+    # SQLite stores the wall-clock digits and drops the offset, so everything is stored as UTC.
+    return ConversationRow(
+        id=conversation.id, app_id=conversation.app_id, owner=conversation.owner,
+        summary=conversation.summary, created_at=utc(conversation.created_at),
+        updated_at=utc(conversation.updated_at), deleted_at=_utc_or_none(conversation.deleted_at),
+    )
+
+
+def message_to_domain(row: MessageRow) -> Message:
+    return Message(
+        id=MessageId(row.id), conversation_id=ConversationId(row.conversation_id),
+        owner=OwnerId(row.owner), task_id=TaskId(row.task_id), query=row.query,
+        created_at=utc(row.created_at), updated_at=utc(row.updated_at),
+        image_urls=tuple(row.image_urls or ()), answer=row.answer, status=MessageStatus(row.status),
+        error=row.error, prompt=row.prompt,
+        usage=Usage(row.prompt_tokens, row.completion_tokens, row.total_price), latency=row.latency,
+    )
+
+
+def message_outcome_values(message: Message) -> dict[str, Any]:
+    """The columns a finished turn changes; the query side of the row never changes."""
+    return {
+        "answer": message.answer, "status": message.status.value, "error": message.error,
+        "prompt": message.prompt, "prompt_tokens": message.usage.prompt_tokens,
+        "completion_tokens": message.usage.completion_tokens, "total_price": message.usage.price,
+        "latency": message.latency, "updated_at": utc(message.updated_at),
+    }
+
+
+def message_from_domain(message: Message) -> MessageRow:
+    return MessageRow(
+        id=message.id, conversation_id=message.conversation_id, owner=message.owner,
+        task_id=message.task_id, query=message.query, image_urls=list(message.image_urls),
+        created_at=utc(message.created_at), **message_outcome_values(message),
+    )
+
+
+def step_to_domain(row: MessageAgentThoughtRow) -> MessageAgentThought:
+    return MessageAgentThought(
+        id=ThoughtId(row.id), message_id=MessageId(row.message_id), position=row.position,
+        event=row.event, created_at=utc(row.created_at), thought=row.thought, tool=row.tool,
+        tool_input=dict(row.tool_input or {}), observation=row.observation, prompt=row.prompt,
+        answer=row.answer, usage=Usage(row.prompt_tokens, row.completion_tokens, row.price),
+        latency=row.latency,
+    )
+
+
+def step_from_domain(step: MessageAgentThought) -> MessageAgentThoughtRow:
+    return MessageAgentThoughtRow(
+        id=step.id, message_id=step.message_id, position=step.position, event=str(step.event),
+        thought=step.thought, tool=step.tool, tool_input=dict(step.tool_input),
+        observation=step.observation, prompt=step.prompt, answer=step.answer,
+        prompt_tokens=step.usage.prompt_tokens, completion_tokens=step.usage.completion_tokens,
+        price=step.usage.price, latency=step.latency, created_at=utc(step.created_at),
+    )

@@ -1,0 +1,157 @@
+"""MessageStore on SQLAlchemy 2 async: SQLite (embedded) and PostgreSQL (production)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+
+from sqlalchemy import Select, func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from application.errors import NotFound
+from application.ports.message_store import MessageStore
+from domain.conversation import Conversation, Message, MessageAgentThought, MessageStatus
+from domain.ids import ConversationId, MessageId, OwnerId
+from infrastructure.persistence.database import Database
+from infrastructure.persistence.errors import DATABASE_ERRORS, store_unavailable
+from infrastructure.persistence.rows import (
+    ConversationRow,
+    MessageAgentThoughtRow,
+    MessageRow,
+    conversation_from_domain,
+    conversation_to_domain,
+    message_from_domain,
+    message_outcome_values,
+    message_to_domain,
+    step_from_domain,
+    step_to_domain,
+    utc,
+)
+
+
+class SqlAlchemyMessageStore(MessageStore):
+    """Each method is one transaction; every database failure surfaces as `StoreUnavailable`."""
+
+    def __init__(self, database: Database) -> None:
+        self._db = database
+
+    async def get_conversation(self, conversation_id: ConversationId, owner: OwnerId) -> Conversation | None:
+        async with self._transaction("get_conversation") as session:
+            row = await session.scalar(
+                select(ConversationRow).where(
+                    ConversationRow.id == conversation_id,
+                    ConversationRow.owner == owner,
+                    ConversationRow.deleted_at.is_(None),
+                )
+            )
+        return conversation_to_domain(row) if row is not None else None
+
+    async def add_message(self, message: Message, new_conversation: Conversation | None) -> None:
+        async with self._transaction("add_message") as session:
+            if new_conversation is not None:
+                session.add(conversation_from_domain(new_conversation))
+                # Without a relationship() the unit of work does not order the two INSERTs itself.
+                await session.flush()
+            session.add(message_from_domain(message))
+
+    async def finish_message(self, message: Message, steps: Sequence[MessageAgentThought]) -> None:
+        async with self._transaction("finish_message") as session:
+            result = await session.execute(
+                update(MessageRow)
+                .where(MessageRow.id == message.id)
+                .values(**message_outcome_values(message))
+                .execution_options(synchronize_session=False)
+            )
+            if result.rowcount == 0:  # type: ignore[attr-defined]
+                raise NotFound(f"Message {message.id!r} was not found.")
+            session.add_all([step_from_domain(step) for step in steps])
+
+    async def save_summary(self, conversation: Conversation) -> None:
+        # Only the summary and its time: a concurrent soft delete must not be undone by upkeep.
+        async with self._transaction("save_summary") as session:
+            await session.execute(
+                update(ConversationRow)
+                .where(ConversationRow.id == conversation.id)
+                .values(summary=conversation.summary, updated_at=utc(conversation.updated_at))
+                .execution_options(synchronize_session=False)
+            )
+
+    async def get_message(self, message_id: MessageId, owner: OwnerId) -> Message | None:
+        async with self._transaction("get_message") as session:
+            row = await session.scalar(
+                select(MessageRow)
+                .join(ConversationRow, ConversationRow.id == MessageRow.conversation_id)
+                .where(
+                    MessageRow.id == message_id,
+                    MessageRow.owner == owner,
+                    ConversationRow.deleted_at.is_(None),
+                )
+            )
+        return message_to_domain(row) if row is not None else None
+
+    async def recent_messages(self, conversation_id: ConversationId, limit: int) -> list[Message]:
+        if limit <= 0:
+            return []
+        async with self._transaction("recent_messages") as session:
+            rows = (await session.scalars(recent_messages_query(conversation_id, limit))).all()
+        turns = [message_to_domain(row) for row in reversed(rows)]
+        return [turn for turn in turns if turn.is_completed_turn]  # the domain has the last word
+
+    async def list_messages(self, conversation_id: ConversationId, offset: int, limit: int) -> list[Message]:
+        if limit <= 0:
+            return []
+        async with self._transaction("list_messages") as session:
+            rows = (await session.scalars(list_messages_query(conversation_id, offset, limit))).all()
+        return [message_to_domain(row) for row in rows]
+
+    async def list_steps(self, message_id: MessageId) -> list[MessageAgentThought]:
+        async with self._transaction("list_steps") as session:
+            rows = (
+                await session.scalars(
+                    select(MessageAgentThoughtRow)
+                    .where(MessageAgentThoughtRow.message_id == message_id)
+                    .order_by(MessageAgentThoughtRow.position)
+                )
+            ).all()
+        return [step_to_domain(row) for row in rows]
+
+    @asynccontextmanager
+    async def _transaction(self, operation: str) -> AsyncIterator[AsyncSession]:
+        """One transaction, committed on success, with vendor errors translated."""
+        try:
+            async with self._db.sessions.begin() as session:
+                yield session
+        except DATABASE_ERRORS as exc:
+            raise store_unavailable(operation, exc, self._db.password) from exc
+
+
+_BLANK = " \t\n\r\v\f"
+
+
+def recent_messages_query(conversation_id: ConversationId, limit: int) -> Select[MessageRow]:
+    """Newest completed turns first, so LIMIT stops early walking ix_messages_conversation_status_created
+    backwards, however long the conversation; `seq` keeps equal timestamps in insertion order."""
+    return (
+        select(MessageRow)
+        .where(
+            MessageRow.conversation_id == conversation_id,
+            MessageRow.status == MessageStatus.NORMAL.value,
+            # A blank answer is no answer (the domain's is_completed_turn); trim(x, chars) is both dialects'.
+            func.trim(MessageRow.answer, _BLANK) != "",
+        )
+        .order_by(MessageRow.created_at.desc(), MessageRow.seq.desc())
+        .limit(limit)
+    )
+
+
+def list_messages_query(
+    conversation_id: ConversationId, offset: int, limit: int
+) -> Select[MessageRow]:
+    """Oldest first along ix_messages_conversation_created."""
+    return (
+        select(MessageRow)
+        .where(MessageRow.conversation_id == conversation_id)
+        .order_by(MessageRow.created_at, MessageRow.seq)
+        .offset(max(offset, 0))
+        .limit(limit)
+    )

@@ -1,0 +1,156 @@
+"""The process's Redis connection, shared by the Redis adapters and built on first use.
+
+Building nothing until a command runs keeps the DI container cheap to assemble (and
+lets the embedded configuration never touch Redis). Two clients sit behind the holder:
+
+- ``commands`` for short commands (GET/SET/EVAL/XADD/non-blocking XREAD);
+- ``blocking`` for ``XREAD BLOCK``, which holds a connection for up to the read's wait.
+
+Each command takes its own connection from its pool, so concurrent calls never queue
+behind one another on a socket. Keeping blocking reads in their own pool means hundreds
+of waiting subscribers can never take the connection a writer needs to wake them up.
+Both pools are ``BlockingConnectionPool``s: when every connection is busy a caller
+waits up to ``pool_timeout`` for one instead of failing at once with "Too many
+connections" (the default pool's behaviour). The blocking pool is sized for one
+connection per concurrent subscriber (default 1024, well under Redis's default
+``maxclients`` of 10 000) and has no socket read timeout, since a BLOCK read is silent
+by design; the event log guards those reads with its own deadline instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from urllib.parse import urlsplit, urlunsplit
+
+from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialWithJitterBackoff
+from redis.exceptions import RedisError
+
+from application.errors import ApplicationError
+
+URL_SETTING = "MEMAGENT_REDIS__URL"
+DEFAULT_URL = "redis://127.0.0.1:6379/0"
+DEFAULT_PREFIX = "memagent:"
+
+# redis-py raises its own ConnectionError/TimeoutError (RedisError subclasses), but the
+# socket layer and asyncio deadlines surface builtin ConnectionError/TimeoutError,
+# which are OSErrors.
+REDIS_FAILURES: tuple[type[BaseException], ...] = (RedisError, OSError)
+
+
+class RedisUnreachable(ApplicationError):
+    """Redis did not answer the start-up check."""
+
+    code = "redis_unavailable"
+
+
+def redact_url(url: str) -> str:
+    """The URL with any password replaced by ``***``, safe for logs and error messages."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    user = parts.username or ""
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+
+
+class RedisClient:
+    """A lazy holder of the Redis clients for one URL and key prefix."""
+
+    def __init__(
+        self,
+        url: str = DEFAULT_URL,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        max_connections: int = 64,
+        max_blocking_connections: int = 1024,
+        socket_timeout: float = 5.0,
+        pool_timeout: float = 10.0,
+        retries: int = 3,
+    ) -> None:
+        self._url = url
+        self._password = urlsplit(url).password
+        self._prefix = prefix
+        self._max_connections = max_connections
+        self._max_blocking_connections = max_blocking_connections
+        self._socket_timeout = socket_timeout
+        self._pool_timeout = pool_timeout
+        self._retries = retries
+        self._commands: Redis | None = None
+        self._blocking: Redis | None = None
+
+    @property
+    def prefix(self) -> str:
+        return self._prefix
+
+    @property
+    def safe_url(self) -> str:
+        return redact_url(self._url)
+
+    def key(self, *parts: str) -> str:
+        """A namespaced key: ``key("window", "c1")`` is ``"memagent:window:c1"``."""
+        return self._prefix + ":".join(parts)
+
+    @property
+    def commands(self) -> Redis:
+        """The client for short commands."""
+        if self._commands is None:
+            self._commands = self._build(self._max_connections, self._socket_timeout)
+        return self._commands
+
+    @property
+    def blocking(self) -> Redis:
+        """The client for blocking reads (no socket read timeout; callers set a deadline)."""
+        if self._blocking is None:
+            self._blocking = self._build(self._max_blocking_connections, None)
+        return self._blocking
+
+    def _build(self, max_connections: int, socket_timeout: float | None) -> Redis:
+        pool = BlockingConnectionPool.from_url(
+            self._url,
+            max_connections=max_connections,
+            timeout=self._pool_timeout,
+            socket_timeout=socket_timeout,
+            socket_connect_timeout=self._socket_timeout,
+            decode_responses=True,
+            # A few quick retries ride out a reconnect without stalling a turn for long.
+            retry=Retry(ExponentialWithJitterBackoff(base=0.01, cap=0.5), self._retries),
+        )
+        return Redis.from_pool(pool)
+
+    async def close(self) -> None:
+        """Close both clients and their pools; a later command builds them afresh."""
+        clients, self._commands, self._blocking = (self._commands, self._blocking), None, None
+        for client in clients:
+            if client is not None:
+                await client.aclose()
+
+    def describe(self, action: str, exc: BaseException) -> str:
+        """A one-line, password-free account of a failure."""
+        detail = " ".join(str(exc).split()) or type(exc).__name__
+        if self._password:
+            detail = detail.replace(self._password, "***")
+        return f"Redis at {self.safe_url} failed while {action}: {detail}"
+
+    @contextlib.contextmanager
+    def translate(self, error: type[ApplicationError], action: str) -> Iterator[None]:
+        """Re-raise Redis and socket failures inside the block as `error`.
+
+        A plain context manager is enough for async code: the awaits run inside the block.
+        """
+        try:
+            yield
+        except REDIS_FAILURES as exc:
+            raise error(self.describe(action, exc)) from exc
+
+    async def ping(self) -> None:
+        """Start-up check: raise `RedisUnreachable` with a one-line reason when Redis is down."""
+        try:
+            await self.commands.ping()
+        except REDIS_FAILURES as exc:
+            reason = self.describe("answering PING", exc)
+            raise RedisUnreachable(f"{reason} (check {URL_SETTING})") from exc

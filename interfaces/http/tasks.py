@@ -1,0 +1,48 @@
+from typing import Annotated
+
+from dependency_injector.wiring import Provide, inject
+from fastapi import APIRouter, Depends, Header, Query
+
+from application.errors import InvalidInput
+from application.follow_task import FollowTask
+from application.stop_task import StopTask
+from domain.ids import OwnerId, TaskId
+from interfaces.http.owner import current_owner
+from interfaces.http.sse import EventSourceResponse, sse_response
+
+router = APIRouter()
+
+
+def _resume_point(header: str | None, query: str | None) -> int:
+    raw = header if header is not None else query
+    if raw is None or raw == "":
+        return 0
+    if not raw.isdigit():
+        raise InvalidInput(f"Last-Event-ID must be a non-negative integer, got {raw[:40]!r}.")
+    return int(raw)
+
+
+@router.get("/api/tasks/{task_id}/events", response_class=EventSourceResponse)
+@inject
+async def task_events(
+    task_id: str,
+    owner: Annotated[OwnerId, Depends(current_owner)],
+    follow: Annotated[FollowTask, Depends(Provide["follow_task"])],
+    last_event_id_header: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
+    last_event_id: Annotated[str | None, Query()] = None,
+) -> EventSourceResponse:
+    """Replay a task's events after Last-Event-ID (header or query), then follow it live."""
+    after = _resume_point(last_event_id_header, last_event_id)
+    await follow.owned(TaskId(task_id), owner)
+    return sse_response(follow(TaskId(task_id), after), task_id)
+
+
+@router.post("/api/tasks/{task_id}/stop")
+@inject
+async def stop_task(
+    task_id: str,
+    owner: Annotated[OwnerId, Depends(current_owner)],
+    stop: Annotated[StopTask, Depends(Provide["stop_task"])],
+) -> dict[str, str]:
+    await stop(TaskId(task_id), owner)
+    return {"task_id": task_id, "result": "stop requested"}

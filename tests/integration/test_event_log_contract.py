@@ -1,0 +1,182 @@
+"""The EventLog contract, run against every adapter."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from application.errors import EventLogUnavailable
+from application.ports.event_log import EventLog
+from domain.ids import ConversationId, MessageId, TaskId, ThoughtId
+from domain.thoughts import AgentThought, ThoughtEvent
+from infrastructure.events.inprocess_event_log import InProcessEventLog
+from infrastructure.events.redis_event_log import RedisEventLog
+from infrastructure.redis_client import RedisClient
+from tests.integration.redis_fixtures import dead_redis_client, redis_client  # noqa: F401
+
+pytestmark = pytest.mark.integration
+
+TASK = TaskId("task-1")
+
+
+@pytest.fixture(params=["inprocess", "redis"])
+def log(request: pytest.FixtureRequest) -> EventLog:
+    if request.param == "inprocess":
+        return InProcessEventLog()
+    return RedisEventLog(request.getfixturevalue("redis_client"))
+
+
+def delta(answer: str, task_id: TaskId = TASK) -> AgentThought:
+    return AgentThought(
+        id=ThoughtId("th-1"),
+        task_id=task_id,
+        conversation_id=ConversationId("c-1"),
+        message_id=MessageId("m-1"),
+        event=ThoughtEvent.AGENT_MESSAGE,
+        answer=answer,
+    )
+
+
+async def answers(log: EventLog, task_id: TaskId = TASK, after: int = 0) -> list[tuple[int, str]]:
+    return [(e.id, e.thought.answer) for e in await log.read(task_id, after=after, wait=0)]
+
+
+async def test_event_ids_start_at_one_and_are_monotonic(log: EventLog) -> None:
+    ids = [await log.append(TASK, delta(a)) for a in ("Hel", "lo", "!")]
+    assert ids == [1, 2, 3]
+    assert await answers(log) == [(1, "Hel"), (2, "lo"), (3, "!")]
+
+
+async def test_concurrent_appends_get_distinct_ids_in_log_order(log: EventLog) -> None:
+    ids = await asyncio.gather(*(log.append(TASK, delta(str(n))) for n in range(50)))
+    assert sorted(ids) == list(range(1, 51))
+    logged = await answers(log)
+    assert [event_id for event_id, _ in logged] == list(range(1, 51))
+    assert dict(logged) == {event_id: str(n) for n, event_id in enumerate(ids)}
+
+
+async def test_read_after_n_replays_exactly_what_follows_n(log: EventLog) -> None:
+    for a in "abcde":
+        await log.append(TASK, delta(a))
+    assert await answers(log, after=2) == [(3, "c"), (4, "d"), (5, "e")]
+    assert await answers(log, after=5) == []
+
+
+async def test_read_waits_for_a_late_append_and_returns_it(log: EventLog) -> None:
+    await log.append(TASK, delta("early"))
+
+    async def append_later() -> None:
+        await asyncio.sleep(0.2)
+        await log.append(TASK, delta("late"))
+
+    writer = asyncio.create_task(append_later())
+    started = time.monotonic()
+    events = await log.read(TASK, after=1, wait=5)
+    await writer
+    assert [(e.id, e.thought.answer) for e in events] == [(2, "late")]
+    assert time.monotonic() - started < 2
+
+
+async def test_read_with_a_short_wait_returns_nothing_when_idle(log: EventLog) -> None:
+    await log.append(TASK, delta("only"))
+    started = time.monotonic()
+    assert await log.read(TASK, after=1, wait=0.2) == []
+    assert 0.15 <= time.monotonic() - started < 2
+
+
+async def test_read_without_wait_does_not_block(log: EventLog) -> None:
+    started = time.monotonic()
+    assert await log.read(TaskId("idle-task"), after=0, wait=0) == []
+    assert time.monotonic() - started < 0.1
+
+
+async def test_many_waiting_readers_are_all_woken_by_one_append(log: EventLog) -> None:
+    readers = [asyncio.create_task(log.read(TASK, after=0, wait=5)) for _ in range(300)]
+    await asyncio.sleep(0.3)  # let every reader start waiting
+    started = time.monotonic()
+    await log.append(TASK, delta("news"))
+    results = await asyncio.wait_for(asyncio.gather(*readers), timeout=4)
+    assert time.monotonic() - started < 2
+    assert all([(e.id, e.thought.answer) for e in r] == [(1, "news")] for r in results)
+
+
+async def test_agent_thought_round_trips_with_every_field(log: EventLog) -> None:
+    thought = AgentThought(
+        id=ThoughtId("th-9"),
+        task_id=TASK,
+        conversation_id=ConversationId("c-9"),
+        message_id=MessageId("m-9"),
+        event=ThoughtEvent.AGENT_ACTION,
+        thought="I should look it up — «vite»",
+        observation="22 °C, sunny",
+        tool="weather",
+        tool_input={"city": "Paris", "days": [1, 2], "opts": {"unit": "C", "exact": True}},
+        message='[{"role": "user", "content": "météo ?"}]',
+        message_token_count=41,
+        answer="Il fait 22 °C.",
+        answer_token_count=9,
+        total_token_count=50,
+        total_price=0.000123,
+        latency=1.25,
+    )
+    await log.append(TASK, thought)
+    [event] = await log.read(TASK, after=0, wait=0)
+    assert event.thought == thought
+    assert event.thought.to_dict() == thought.to_dict()
+
+
+async def test_two_tasks_logs_are_separate(log: EventLog) -> None:
+    other = TaskId("task-2")
+    assert await log.append(TASK, delta("a")) == 1
+    assert await log.append(other, delta("x", other)) == 1
+    assert await log.append(TASK, delta("b")) == 2
+    assert await answers(log) == [(1, "a"), (2, "b")]
+    assert await answers(log, other) == [(1, "x")]
+
+
+async def test_close_with_retention_expires_the_log(log: EventLog) -> None:
+    await log.append(TASK, delta("bye"))
+    await log.close(TASK, retention=0.2)
+    assert await answers(log) == [(1, "bye")]  # kept during the retention
+    await asyncio.sleep(0.5)
+    assert await answers(log) == []
+
+
+async def test_closing_an_unknown_task_is_harmless(log: EventLog) -> None:
+    await log.close(TaskId("never-seen"), retention=1)
+
+
+async def test_redis_close_expires_both_stream_and_counter(redis_client: RedisClient) -> None:  # noqa: F811
+    await RedisEventLog(redis_client).append(TASK, delta("a"))
+    await RedisEventLog(redis_client).close(TASK, retention=30)
+    for key in (redis_client.key("events", TASK), redis_client.key("events", TASK) + ":seq"):
+        assert 0 < await redis_client.commands.pttl(key) <= 30_000
+
+
+async def test_redis_log_is_trimmed_to_about_max_len(redis_client: RedisClient) -> None:  # noqa: F811
+    log = RedisEventLog(redis_client, max_len=10)
+    for n in range(400):
+        await log.append(TASK, delta(str(n)))
+    logged = await answers(log)
+    assert len(logged) < 400
+    assert logged[-1] == (400, "399")
+
+
+async def test_redis_failure_raises_event_log_unavailable() -> None:
+    client = dead_redis_client()
+    log = RedisEventLog(client)
+    try:
+        calls = (
+            lambda: log.append(TASK, delta("a")),
+            lambda: log.read(TASK, 0, 0),
+            lambda: log.read(TASK, 0, 0.2),
+            lambda: log.close(TASK, 1),
+        )
+        for call in calls:
+            with pytest.raises(EventLogUnavailable) as caught:
+                await call()
+            assert "s3cret-pass" not in caught.value.message
+    finally:
+        await client.close()

@@ -1,0 +1,392 @@
+"""The MessageStore contract, proven identically on SQLite and PostgreSQL.
+
+Every test that takes `store` runs once per backend (see db_fixtures.database_url).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import insert, text
+
+from application.errors import NotFound, StoreUnavailable
+from domain.conversation import Conversation, Message, MessageAgentThought, MessageStatus, TurnOutcome
+from domain.ids import AppId, ConversationId, MessageId, OwnerId, TaskId, ThoughtId
+from domain.messages import Usage
+from infrastructure.persistence.database import Database
+from infrastructure.persistence.errors import DatabaseNotMigrated
+from infrastructure.persistence.migrate import run_migrations
+from infrastructure.persistence.rows import Base, MessageRow, message_from_domain
+from infrastructure.persistence.sqlalchemy_message_store import SqlAlchemyMessageStore, recent_messages_query
+from tests.integration.db_fixtures import (  # noqa: F401  (fixtures are used by name)
+    database,
+    database_url,
+    migrated_url,
+    pg_database_url,
+    pg_unmigrated_database_url,
+    sqlite_url,
+)
+
+pytestmark = pytest.mark.integration
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+ALICE = OwnerId("alice")
+BOB = OwnerId("bob")
+
+
+def _id() -> str:
+    return uuid.uuid4().hex
+
+
+def conversation(owner: OwnerId = ALICE, **changes: object) -> Conversation:
+    made = Conversation(
+        id=ConversationId(_id()), app_id=AppId("helper"), owner=owner, created_at=T0, updated_at=T0
+    )
+    return replace(made, **changes)  # type: ignore[arg-type]
+
+
+def message(conv: Conversation, at: datetime = T0, **changes: object) -> Message:
+    made = Message(
+        id=MessageId(_id()), conversation_id=conv.id, owner=conv.owner, task_id=TaskId(_id()),
+        query="What is the weather in Paris?", created_at=at, updated_at=at,
+    )
+    return replace(made, **changes)  # type: ignore[arg-type]
+
+
+def finished(msg: Message, answer: str = "Sunny.", status: MessageStatus = MessageStatus.NORMAL) -> Message:
+    outcome = TurnOutcome(answer, status, Usage(120, 34, 0.00123), 1.25, prompt="system: be brief")
+    return msg.finish(outcome, msg.created_at + timedelta(seconds=2))
+
+
+def step(msg: Message, position: int, **changes: object) -> MessageAgentThought:
+    made = MessageAgentThought(
+        id=ThoughtId(_id()), message_id=msg.id, position=position, event="agent_thought",
+        created_at=msg.created_at + timedelta(seconds=position),
+    )
+    return replace(made, **changes)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def store(database: Database) -> SqlAlchemyMessageStore:  # noqa: F811
+    return SqlAlchemyMessageStore(database)
+
+
+async def add_turns(store: SqlAlchemyMessageStore, conv: Conversation, turns: list[Message]) -> None:
+    """Add each running turn, then finish those that are not RUNNING any more."""
+    for index, turn in enumerate(turns):
+        running = replace(turn, answer="", status=MessageStatus.RUNNING, error="", prompt="", usage=Usage())
+        await store.add_message(running, conv if index == 0 else None)
+        if turn.status is not MessageStatus.RUNNING:
+            await store.finish_message(turn, [])
+
+
+# --- round trips -------------------------------------------------------------------------------
+
+
+async def test_conversation_round_trips_every_field_as_utc(store: SqlAlchemyMessageStore) -> None:
+    paris = timezone(timedelta(hours=1))
+    conv = conversation(
+        summary="Alice plans a trip to Paris.", created_at=datetime(2026, 3, 1, 9, 30, 15, 123456, paris),
+        updated_at=datetime(2026, 3, 1, 10, 0, tzinfo=paris),
+    )
+    await store.add_message(message(conv), conv)
+
+    loaded = await store.get_conversation(conv.id, ALICE)
+
+    assert loaded == conv
+    assert loaded is not None
+    assert loaded.created_at.tzinfo == UTC
+
+
+async def test_message_round_trips_every_field(store: SqlAlchemyMessageStore) -> None:
+    conv = conversation()
+    running = message(conv, image_urls=("https://example.com/a.png", "data:image/png;base64,AAA="))
+    await store.add_message(running, conv)
+    assert await store.get_message(running.id, ALICE) == running
+
+    done = running.finish(
+        TurnOutcome("Il fait beau ☀️", MessageStatus.ERROR, Usage(7, 9, 0.000123456789), 3.141592,
+                    prompt="system: …\nuser: Paris?", error="the model timed out"),
+        T0 + timedelta(seconds=4),
+    )
+    await store.finish_message(done, [])
+
+    assert await store.get_message(running.id, ALICE) == done
+
+
+async def test_steps_round_trip_every_field_in_position_order(store: SqlAlchemyMessageStore) -> None:
+    conv = conversation()
+    msg = message(conv)
+    await store.add_message(msg, conv)
+    steps = [
+        step(msg, 2, event="agent_message", answer="Sunny.", usage=Usage(50, 3, 0.0002), latency=0.4),
+        step(msg, 0, event="long_term_memory_recall", observation="no memory"),
+        step(msg, 1, event="agent_action", thought="I should look it up", tool="weather",
+             tool_input={"city": "Paris", "days": [1, 2], "opts": {"unit": "°C", "exact": True}},
+             observation='{"temp": 21}', prompt="user: Paris?", usage=Usage(40, 12, 0.0001), latency=0.25),
+    ]
+
+    await store.finish_message(finished(msg), steps)
+
+    assert await store.list_steps(msg.id) == sorted(steps, key=lambda s: s.position)
+    assert await store.list_steps(MessageId("no-such-message")) == []
+
+
+async def test_save_summary_changes_only_summary_and_updated_at(store: SqlAlchemyMessageStore) -> None:
+    conv = conversation()
+    await store.add_message(message(conv), conv)
+    summarised = conv.with_summary("Alice likes Paris.", T0 + timedelta(hours=1))
+
+    await store.save_summary(replace(summarised, app_id=AppId("ignored")))
+
+    assert await store.get_conversation(conv.id, ALICE) == summarised
+
+
+# --- visibility --------------------------------------------------------------------------------
+
+
+async def test_other_owner_gets_none_for_conversation_and_message(store: SqlAlchemyMessageStore) -> None:
+    conv = conversation()
+    msg = message(conv)
+    await store.add_message(msg, conv)
+
+    assert await store.get_conversation(conv.id, BOB) is None
+    assert await store.get_message(msg.id, BOB) is None
+    assert await store.get_conversation(ConversationId("missing"), ALICE) is None
+    assert await store.get_message(MessageId("missing"), ALICE) is None
+
+
+async def test_soft_deleted_conversation_hides_it_and_its_messages(store: SqlAlchemyMessageStore) -> None:
+    conv = conversation(deleted_at=T0 + timedelta(days=1))
+    msg = message(conv)
+    await store.add_message(msg, conv)
+
+    assert await store.get_conversation(conv.id, ALICE) is None
+    assert await store.get_message(msg.id, ALICE) is None
+
+
+# --- atomicity ---------------------------------------------------------------------------------
+
+
+async def test_add_message_to_existing_conversation_keeps_it(store: SqlAlchemyMessageStore) -> None:
+    conv = conversation()
+    first, second = message(conv), message(conv, T0 + timedelta(minutes=1))
+    await store.add_message(first, conv)
+
+    await store.add_message(second, None)
+
+    assert await store.list_messages(conv.id, 0, 10) == [first, second]
+
+
+async def test_add_message_with_new_conversation_is_atomic(store: SqlAlchemyMessageStore) -> None:
+    taken = conversation()
+    first = message(taken)
+    await store.add_message(first, taken)
+    fresh = conversation()
+
+    with pytest.raises(StoreUnavailable) as failure:
+        await store.add_message(message(fresh, task_id=first.task_id), fresh)
+
+    assert await store.get_conversation(fresh.id, ALICE) is None
+    assert "INSERT" not in failure.value.message
+    assert "What is the weather" not in failure.value.message  # user data stays out of errors
+
+
+async def test_add_message_to_unknown_conversation_is_refused(store: SqlAlchemyMessageStore) -> None:
+    """Foreign keys are enforced on every backend, SQLite included."""
+    with pytest.raises(StoreUnavailable):
+        await store.add_message(message(conversation()), None)
+
+
+async def test_finish_message_writes_message_and_steps_atomically(store: SqlAlchemyMessageStore) -> None:
+    conv = conversation()
+    msg = message(conv)
+    await store.add_message(msg, conv)
+
+    with pytest.raises(StoreUnavailable):
+        await store.finish_message(finished(msg), [step(msg, 0), step(msg, 1), step(msg, 1)])
+
+    assert await store.get_message(msg.id, ALICE) == msg
+    assert await store.list_steps(msg.id) == []
+
+
+async def test_finish_message_of_unknown_message_raises_not_found(store: SqlAlchemyMessageStore) -> None:
+    stray = message(conversation())
+    with pytest.raises(NotFound):
+        await store.finish_message(finished(stray), [])
+
+
+# --- history queries ---------------------------------------------------------------------------
+
+
+async def test_recent_messages_returns_last_completed_turns_oldest_first(
+    store: SqlAlchemyMessageStore,
+) -> None:
+    conv = conversation()
+    at = [T0 + timedelta(minutes=i) for i in range(8)]
+    turns = [
+        finished(message(conv, at[0])),
+        finished(message(conv, at[1])),
+        finished(message(conv, at[2]), status=MessageStatus.STOP),
+        finished(message(conv, at[3])),
+        finished(message(conv, at[4]), answer=" \n\t "),  # blank: no answer either
+        finished(message(conv, at[4]), answer=""),
+        finished(message(conv, at[5]), status=MessageStatus.ERROR),
+        finished(message(conv, at[6])),
+        message(conv, at[7]),  # still running
+    ]
+    await add_turns(store, conv, turns)
+
+    assert await store.recent_messages(conv.id, 3) == [turns[1], turns[3], turns[7]]
+    assert await store.recent_messages(conv.id, 100) == [turns[0], turns[1], turns[3], turns[7]]
+    assert await store.recent_messages(conv.id, 0) == []
+    assert await store.recent_messages(conversation().id, 3) == []
+
+
+async def test_recent_messages_keeps_insertion_order_for_equal_timestamps(
+    store: SqlAlchemyMessageStore,
+) -> None:
+    conv = conversation()
+    turns = [finished(message(conv, T0, query=f"question {i}")) for i in range(5)]
+    await add_turns(store, conv, turns)
+
+    assert await store.recent_messages(conv.id, 3) == turns[2:]
+    assert await store.list_messages(conv.id, 0, 10) == turns
+
+
+async def test_list_messages_paginates_all_statuses_oldest_first(store: SqlAlchemyMessageStore) -> None:
+    conv = conversation()
+    statuses = [MessageStatus.NORMAL, MessageStatus.ERROR, MessageStatus.STOP, MessageStatus.TIMEOUT]
+    turns = [finished(message(conv, T0 + timedelta(minutes=i)), status=s) for i, s in enumerate(statuses)]
+    turns.append(message(conv, T0 + timedelta(minutes=9)))
+    other = conversation()
+    await add_turns(store, other, [finished(message(other))])
+    await add_turns(store, conv, list(reversed(turns)))  # inserted newest first: order is by time
+
+    assert await store.list_messages(conv.id, 0, 2) == turns[0:2]
+    assert await store.list_messages(conv.id, 2, 2) == turns[2:4]
+    assert await store.list_messages(conv.id, 4, 2) == turns[4:]
+    assert await store.list_messages(conv.id, 6, 2) == []
+    assert await store.list_messages(conv.id, 0, 0) == []
+
+
+async def test_recent_messages_reads_the_index_in_a_10000_message_conversation(
+    store: SqlAlchemyMessageStore, database: Database  # noqa: F811
+) -> None:
+    conv = conversation()
+    await store.add_message(message(conv), conv)
+    rows = []
+    for i in range(1, 10_000):
+        turn = message(conv, T0 + timedelta(seconds=i))
+        rows.append(message_from_domain(finished(turn) if i % 2 else turn))
+    async with database.engine.begin() as connection:
+        await connection.execute(insert(MessageRow), [_columns(row) for row in rows])
+        if not database.is_sqlite:
+            await connection.execute(text("ANALYZE messages"))
+
+    started = time.perf_counter()
+    recent = await store.recent_messages(conv.id, 10)
+    elapsed = time.perf_counter() - started
+
+    assert [m.id for m in recent] == [r.id for r in rows if r.status == "normal"][-10:]
+    assert elapsed < 1.0
+    plan = await _plan(database, conv.id)
+    assert "ix_messages_conversation_status_created" in plan
+    # The index gives the order: no sort step on either backend.
+    assert "TEMP B-TREE" not in plan
+    assert "Sort" not in plan
+
+
+def _columns(row: MessageRow) -> dict[str, object]:
+    return {c.key: getattr(row, c.key) for c in MessageRow.__table__.columns if c.key != "seq"}
+
+
+async def _plan(db: Database, conversation_id: ConversationId) -> str:
+    query = recent_messages_query(conversation_id, 10)
+    sql = str(query.compile(dialect=db.engine.dialect, compile_kwargs={"literal_binds": True}))
+    explain = "EXPLAIN QUERY PLAN " if db.is_sqlite else "EXPLAIN "
+    async with db.engine.connect() as connection:
+        result = await connection.execute(text(explain + sql))
+        return "\n".join(" ".join(str(v) for v in row) for row in result)
+
+
+# --- availability and schema -------------------------------------------------------------------
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def unreachable_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        blocker = tmp_path / "not-a-folder"
+        blocker.write_text("a file where the database folder should be")
+        return sqlite_url(blocker / "memagent.db")
+    return "postgresql+asyncpg://postgres:s3cret-pw@127.0.0.1:1/x"
+
+
+async def test_unreachable_database_raises_store_unavailable(unreachable_url: str) -> None:
+    db = Database(unreachable_url)  # lazy: constructing it touches nothing
+    try:
+        with pytest.raises(StoreUnavailable) as at_start:
+            await db.start()
+        with pytest.raises(StoreUnavailable) as in_use:
+            await SqlAlchemyMessageStore(db).get_conversation(ConversationId("c"), ALICE)
+    finally:
+        await db.dispose()
+
+    assert "MEMAGENT_DATABASE__URL" in at_start.value.message
+    assert "\n" not in at_start.value.message
+    for failure in (at_start.value, in_use.value):
+        assert "s3cret-pw" not in failure.message
+        assert "Traceback" not in failure.message
+
+
+def test_run_migrations_on_unreachable_database_names_the_setting() -> None:
+    with pytest.raises(StoreUnavailable) as failure:
+        run_migrations("postgresql+asyncpg://postgres:s3cret-pw@127.0.0.1:1/x")
+
+    assert "MEMAGENT_DATABASE__URL" in failure.value.message
+    assert "s3cret-pw" not in failure.value.message
+
+
+async def test_unmigrated_postgres_database_asks_for_memagent_migrate(
+    pg_unmigrated_database_url: str,  # noqa: F811
+) -> None:
+    db = Database(pg_unmigrated_database_url)
+    try:
+        with pytest.raises(DatabaseNotMigrated, match="database is not migrated: run `memagent migrate`"):
+            await db.start()
+    finally:
+        await db.dispose()
+
+
+async def test_migrated_schema_has_no_drift_from_rows(migrated_url: str) -> None:  # noqa: F811
+    db = Database(migrated_url)
+    try:
+        await db.check_migrated()
+        async with db.engine.connect() as connection:
+            diffs = await connection.run_sync(
+                lambda sync: compare_metadata(MigrationContext.configure(sync), Base.metadata)
+            )
+    finally:
+        await db.dispose()
+
+    assert diffs == []
+
+
+async def test_embedded_sqlite_schema_is_created_at_head_so_migrate_is_a_no_op(tmp_path: Path) -> None:
+    folder = tmp_path / "fresh" / "install"
+    db = Database(sqlite_url(folder / "memagent.db"))
+    assert not folder.exists()  # constructing does no I/O
+    try:
+        await db.start()
+        await db.check_migrated()
+        run_migrations(sqlite_url(folder / "memagent.db"))
+        await db.start()  # a second start on an existing file changes nothing
+    finally:
+        await db.dispose()

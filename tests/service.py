@@ -1,0 +1,96 @@
+"""Runs `memagent serve` as a real process on a free port, for tests that drive it over HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Service:
+    process: subprocess.Popen[bytes]
+    base_url: str
+    log_path: Path
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def service_env(extra: Mapping[str, str]) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMAGENT_")}
+    return env | dict(extra)
+
+
+@contextmanager
+def running_service(env: Mapping[str, str], log_dir: Path, port: int | None = None) -> Iterator[Service]:
+    port = port or free_port()
+    log_path = log_dir / f"memagent-{port}.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "interfaces.cli", "serve", "--port", str(port)],
+            cwd=ROOT, env=service_env(env), stdout=log, stderr=subprocess.STDOUT,
+        )
+    service = Service(process, f"http://127.0.0.1:{port}", log_path)
+    try:
+        _wait_ready(service)
+        yield service
+    finally:
+        service.stop()
+
+
+def _wait_ready(service: Service, limit: float = 30.0) -> None:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if service.process.poll() is not None:
+            raise RuntimeError(f"memagent exited with {service.process.returncode}:\n{service.log()}")
+        try:
+            if httpx.get(f"{service.base_url}/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    raise RuntimeError(f"memagent did not become ready:\n{service.log()}")
+
+
+def parse_sse(body: str) -> list[dict[str, object]]:
+    """SSE text → frames with `event`, `id` and parsed `data` (comments kept as event ':')."""
+    frames = []
+    for block in body.split("\n\n"):
+        if not block.strip():
+            continue
+        frame: dict[str, object] = {}
+        for line in block.splitlines():
+            if line.startswith(":"):
+                frame["event"] = ":"
+            else:
+                key, _, value = line.partition(": ")
+                frame[key] = json.loads(value) if key == "data" else value
+        frames.append(frame)
+    return frames

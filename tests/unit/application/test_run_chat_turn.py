@@ -1,0 +1,246 @@
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from application.aggregate_turn import aggregate
+from application.errors import InvalidInput, ModelError, NotFound
+from application.ports.chat_model import ModelChunk
+from application.run_chat_turn import TurnLimits
+from application.turn import ChatRequest
+from domain.agent import AgentConfig, ModelCapabilities
+from domain.conversation import MessageStatus
+from domain.ids import AppId, ConversationId, OwnerId
+from domain.messages import Role, ToolResultBlock, Usage
+from domain.review import KeywordReview
+from domain.tools import ToolCall
+from tests.fakes import ScriptedModel
+from tests.unit.application.harness import OWNER, Harness
+
+HELLO = [ModelChunk(text="Hel"), ModelChunk(text="lo"), ModelChunk(usage=Usage(10, 2, 0.5))]
+
+
+async def test_query_is_persisted_before_the_turn_runs() -> None:
+    h = Harness(ScriptedModel([HELLO]))
+    handle = await h.start(ChatRequest(OWNER, "remember me"))
+    stored = h.store.messages[handle.message_id]
+    assert stored.query == "remember me"
+    assert stored.status is MessageStatus.RUNNING
+    assert h.log.events(handle.task_id) == []
+    await h.spawner.run_all()
+
+
+async def test_a_turn_streams_deltas_and_ends_with_agent_end_and_a_stored_answer() -> None:
+    h = Harness(ScriptedModel([HELLO]))
+    handle = await h.turn("hi")
+    assert h.events(handle) == [
+        "long_term_memory_recall", "agent_message", "agent_message", "agent_message", "agent_end",
+    ]
+    stored = h.store.messages[handle.message_id]
+    assert (stored.answer, stored.status) == ("Hello", MessageStatus.NORMAL)
+    assert stored.usage == Usage(10, 2, 0.5)
+    closing = h.log.events(handle.task_id)[-2]
+    assert (closing.answer, closing.total_token_count, closing.total_price) == ("", 12, 0.5)
+
+
+async def test_answer_deltas_share_one_id_and_aggregate_to_the_answer() -> None:
+    h = Harness(ScriptedModel([HELLO]))
+    handle = await h.turn("hi")
+    deltas = [t for t in h.log.events(handle.task_id) if t.event.value == "agent_message"]
+    assert len({d.id for d in deltas}) == 1
+    result = await aggregate(h.follow(handle.task_id))
+    assert (result.status, result.answer, result.total_token_count) == (MessageStatus.NORMAL, "Hello", 12)
+
+
+async def test_the_second_turn_prompt_holds_the_first_exchange() -> None:
+    h = Harness(ScriptedModel([HELLO, [ModelChunk(text="again")]]))
+    first = await h.turn("my name is Ada")
+    second = await h.turn("what is my name?", first.conversation_id)
+    sent = h.model.calls[1][0]
+    assert [m.role for m in sent] == [Role.SYSTEM, Role.USER, Role.ASSISTANT, Role.USER]
+    assert [m.text for m in sent[1:]] == ["my name is Ada", "Hello", "what is my name?"]
+    steps = h.store.steps[second.message_id]
+    assert "my name is Ada" in steps[-1].prompt
+
+
+async def test_history_is_rebuilt_from_the_record_when_memory_is_empty() -> None:
+    h = Harness(ScriptedModel([HELLO, [ModelChunk(text="x")]]))
+    first = await h.turn("first question")
+    h.memory.windows.clear()
+    await h.turn("second", first.conversation_id)
+    assert [m.text for m in h.model.calls[1][0][1:3]] == ["first question", "Hello"]
+
+
+async def test_tool_calls_of_one_round_run_concurrently_and_are_traced() -> None:
+    started: list[str] = []
+    both_started = asyncio.Event()
+
+    async def slow(args: Mapping[str, Any]) -> str:
+        started.append(str(args["n"]))
+        if len(started) == 2:
+            both_started.set()
+        await asyncio.wait_for(both_started.wait(), 1)  # deadlocks unless both run at once
+        return f"done {args['n']}"
+
+    calls = (ToolCall("c1", "slow", {"n": 1}), ToolCall("c2", "slow", {"n": 2}))
+    model = ScriptedModel([[ModelChunk(text="thinking"), ModelChunk(tool_calls=calls)], HELLO])
+    h = Harness(model, AgentConfig(AppId("default"), tool_names=("slow",)), tools={"slow": slow})
+    handle = await h.turn("do two things")
+    assert h.events(handle)[1:5] == ["agent_message", "agent_thought", "agent_action", "agent_action"]
+    step = h.store.steps[handle.message_id][1]
+    assert step.thought == "thinking"
+    assert step.tool == "slow;slow"
+    assert json.loads(step.observation) == {"slow": "done 1", "slow#2": "done 2"}
+    results = [b for b in model.calls[1][0][-1].content if isinstance(b, ToolResultBlock)]
+    assert [r.output for r in results] == ["done 1", "done 2"]
+
+
+async def test_after_max_tool_rounds_the_model_must_answer_without_tools() -> None:
+    async def echo(args: Mapping[str, Any]) -> str:
+        return "again"
+
+    loop_forever = [ModelChunk(tool_calls=(ToolCall("c", "echo", {}),))]
+    model = ScriptedModel([loop_forever, loop_forever, HELLO])
+    h = Harness(model, AgentConfig(AppId("default"), tool_names=("echo",), max_tool_rounds=2), {"echo": echo})
+    handle = await h.turn("loop")
+    assert [len(tools) for _, tools in model.calls] == [1, 1, 0]
+    assert "without tools" in model.calls[2][0][-1].text
+    assert h.store.messages[handle.message_id].answer == "Hello"
+
+
+async def test_a_raising_tool_becomes_a_plain_error_the_model_sees() -> None:
+    async def broken(args: Mapping[str, Any]) -> str:
+        raise RuntimeError("Traceback: secret internals")
+
+    model = ScriptedModel([[ModelChunk(tool_calls=(ToolCall("c", "broken", {}),))], HELLO])
+    h = Harness(model, AgentConfig(AppId("default"), tool_names=("broken",)), {"broken": broken})
+    handle = await h.turn("try it")
+    seen = model.calls[1][0][-1].content[0]
+    assert isinstance(seen, ToolResultBlock)
+    assert seen.is_error
+    assert "secret" not in seen.output
+    assert "broken" in seen.output
+    assert h.store.messages[handle.message_id].status is MessageStatus.NORMAL
+
+
+async def test_a_model_failure_ends_the_turn_with_error_and_keeps_the_query() -> None:
+    def fail(*_: object) -> list[ModelChunk]:
+        raise ModelError("The model at the configured URL did not answer.")
+
+    h = Harness(ScriptedModel([fail]))
+    handle = await h.turn("are you there?")
+    assert h.events(handle)[-1] == "error"
+    stored = h.store.messages[handle.message_id]
+    assert (stored.query, stored.status) == ("are you there?", MessageStatus.ERROR)
+    assert "did not answer" in stored.error
+    assert h.log.events(handle.task_id)[-1].observation == stored.error
+
+
+async def test_an_unexpected_bug_ends_the_turn_with_a_plain_error() -> None:
+    def crash(*_: object) -> list[ModelChunk]:
+        raise KeyError("internal detail")
+
+    h = Harness(ScriptedModel([crash]))
+    handle = await h.turn("hi")
+    stored = h.store.messages[handle.message_id]
+    assert stored.status is MessageStatus.ERROR
+    assert "internal detail" not in stored.error
+
+
+async def test_a_stop_mid_stream_keeps_the_partial_answer_and_closes_the_model_stream() -> None:
+    model = ScriptedModel([[ModelChunk(text="par"), ModelChunk(text="tial"), ModelChunk(text="never")]])
+    h = Harness(model)
+    handle = await h.start(ChatRequest(OWNER, "long answer please"))
+
+    async def stop_after_second(index: int) -> None:
+        if index == 2:
+            await h.tasks.request_stop(handle.task_id, OWNER)
+
+    model.on_chunk = stop_after_second
+    await h.spawner.run_all()
+    stored = h.store.messages[handle.message_id]
+    assert (stored.status, stored.answer) == (MessageStatus.STOP, "partial")
+    assert h.events(handle)[-1] == "stop"
+    assert model.closed == 1
+
+
+async def test_a_turn_past_its_limit_ends_with_timeout() -> None:
+    async def hang(index: int) -> None:
+        await asyncio.sleep(10)
+
+    model = ScriptedModel([HELLO])
+    model.on_chunk = hang
+    h = Harness(model)
+    h.run_turn._limits = TurnLimits(turn_timeout=0.05)
+    handle = await h.turn("slow")
+    assert h.store.messages[handle.message_id].status is MessageStatus.TIMEOUT
+    assert h.events(handle)[-1] == "timeout"
+
+
+async def test_an_input_review_hit_answers_the_preset_response_without_the_model() -> None:
+    review = KeywordReview(("forbidden",), "I can't discuss that.")
+    h = Harness(ScriptedModel([HELLO]), AgentConfig(AppId("default"), input_review=review))
+    handle = await h.turn("tell me the FORBIDDEN thing")
+    assert h.model.calls == []
+    assert h.store.messages[handle.message_id].answer == "I can't discuss that."
+    assert h.events(handle)[-1] == "agent_end"
+
+
+async def test_an_output_review_hit_replaces_the_stored_answer() -> None:
+    review = KeywordReview(("hello",), "[removed]")
+    h = Harness(ScriptedModel([HELLO]), AgentConfig(AppId("default"), output_review=review))
+    handle = await h.turn("greet me")
+    assert h.store.messages[handle.message_id].answer == "[removed]"
+    assert (await aggregate(h.follow(handle.task_id))).answer == "[removed]"
+
+
+async def test_react_mode_runs_a_fenced_tool_call_and_hides_the_json_from_the_answer() -> None:
+    async def now(args: Mapping[str, Any]) -> str:
+        return "noon"
+
+    fenced = 'I need the time.\n```json\n{"name": "now", "args": {}}\n```'
+    model = ScriptedModel(
+        [[ModelChunk(text=fenced)], [ModelChunk(text="It is noon.")]],
+        ModelCapabilities(tool_call=False, agent_thought=True),
+    )
+    h = Harness(model, AgentConfig(AppId("default"), tool_names=("now",)), {"now": now})
+    handle = await h.turn("what time is it?")
+    assert model.calls[0][1] == []  # no native tools: they are described in the prompt
+    assert "now" in model.calls[0][0][0].text
+    assert h.store.messages[handle.message_id].answer == "It is noon."
+    assert h.store.steps[handle.message_id][1].thought == "I need the time."
+
+
+async def test_persistence_failure_at_the_end_still_ends_the_stream_with_error() -> None:
+    h = Harness(ScriptedModel([HELLO]))
+    h.store.fail_finish = True
+    handle = await h.turn("hi")
+    assert h.events(handle)[-1] == "error"
+
+
+@pytest.mark.parametrize("query", ["", "   ", "x" * 1025])
+async def test_bad_queries_are_refused_and_nothing_is_written(query: str) -> None:
+    h = Harness(ScriptedModel([HELLO]))
+    with pytest.raises(InvalidInput):
+        await h.start(ChatRequest(OWNER, query))
+    assert h.store.messages == {}
+    assert h.store.conversations == {}
+
+
+async def test_someone_elses_conversation_is_not_found_and_nothing_is_written() -> None:
+    h = Harness(ScriptedModel([HELLO, HELLO]))
+    mine = await h.turn("hi")
+    with pytest.raises(NotFound):
+        await h.start(ChatRequest(OwnerId("mallory"), "hi", ConversationId(mine.conversation_id)))
+    assert len(h.store.messages) == 1
+
+
+async def test_following_a_finished_task_from_its_last_event_ends_at_once() -> None:
+    h = Harness(ScriptedModel([HELLO]))
+    handle = await h.turn("hi")
+    last = len(h.log.logs[handle.task_id])
+    assert [e async for e in h.follow(handle.task_id, after=last)] == []

@@ -1,0 +1,54 @@
+"""Keyword review of a turn's input and output."""
+
+from __future__ import annotations
+
+import pytest
+
+from domain.review import KeywordReview
+
+
+def test_a_hit_returns_the_keyword_as_configured() -> None:
+    review = KeywordReview(keywords=("Forbidden",))
+    assert review.hit("this text holds a forbidden word") == "Forbidden"
+
+
+@pytest.mark.parametrize("text", ["BOMB", "bomb", "a Bomb here", "bOmBastic"])
+def test_matching_ignores_case(text: str) -> None:
+    assert KeywordReview(keywords=("bomb",)).hit(text) == "bomb"
+
+
+def test_matching_ignores_case_beyond_ascii() -> None:
+    assert KeywordReview(keywords=("straße",)).hit("DIE STRASSE") == "straße"
+
+
+def test_no_hit_gives_none() -> None:
+    assert KeywordReview(keywords=("bomb", "virus")).hit("what a lovely day") is None
+
+
+def test_no_keywords_never_hit() -> None:
+    assert KeywordReview().hit("anything at all") is None
+
+
+@pytest.mark.parametrize("blank", ["", " ", "\t\n"])
+def test_blank_keywords_are_ignored(blank: str) -> None:
+    review = KeywordReview(keywords=(blank,))
+    assert review.hit("any text with spaces\tand\ttabs\n") is None
+    assert review.hit("") is None
+
+
+def test_blank_keywords_do_not_hide_real_ones() -> None:
+    assert KeywordReview(keywords=("", "  ", "virus")).hit("a VIRUS warning") == "virus"
+
+
+def test_the_first_configured_keyword_found_is_returned() -> None:
+    review = KeywordReview(keywords=("alpha", "beta"))
+    assert review.hit("beta then alpha") == "alpha"
+
+
+def test_empty_text_never_hits() -> None:
+    assert KeywordReview(keywords=("x",)).hit("") is None
+
+
+def test_a_review_has_a_preset_response() -> None:
+    assert KeywordReview().preset_response
+    assert KeywordReview(preset_response="No.").preset_response == "No."

@@ -1,0 +1,148 @@
+"""AgentThought (one event of a turn) and ThoughtEvent."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from domain.errors import DomainError
+from domain.ids import ConversationId, MessageId, TaskId, ThoughtId
+from domain.thoughts import AgentThought, ThoughtEvent
+
+TERMINAL = {"agent_end", "stop", "error", "timeout"}
+
+
+def thought(**overrides: object) -> AgentThought:
+    values: dict[str, object] = {
+        "id": ThoughtId("th-1"),
+        "task_id": TaskId("task-1"),
+        "conversation_id": ConversationId("conv-1"),
+        "message_id": MessageId("msg-1"),
+        "event": ThoughtEvent.AGENT_THOUGHT,
+    }
+    values.update(overrides)
+    return AgentThought(**values)  # type: ignore[arg-type]
+
+
+def full_thought() -> AgentThought:
+    return thought(
+        event=ThoughtEvent.AGENT_ACTION,
+        thought="I should look up the weather.",
+        observation="sunny, 21 C",
+        tool="get_weather",
+        tool_input={"city": "Paris", "opts": {"unit": "C"}, "days": [1, 2]},
+        message='[{"role": "user", "content": "weather?"}]',
+        message_token_count=42,
+        answer="It is sunny.",
+        answer_token_count=5,
+        total_token_count=47,
+        total_price=0.0031,
+        latency=1.25,
+    )
+
+
+def test_every_event_of_the_protocol_exists() -> None:
+    assert {e.value for e in ThoughtEvent} == {
+        "long_term_memory_recall", "agent_thought", "agent_message", "agent_action",
+        "dataset_retrieval", "agent_end", "stop", "error", "timeout", "ping",
+    }
+
+
+@pytest.mark.parametrize("event", list(ThoughtEvent))
+def test_only_agent_end_stop_error_and_timeout_are_terminal(event: ThoughtEvent) -> None:
+    assert event.is_terminal is (event.value in TERMINAL)
+
+
+def test_agent_thought_round_trips_through_a_plain_dict() -> None:
+    original = full_thought()
+    assert AgentThought.from_dict(original.to_dict()) == original
+
+
+def test_agent_thought_round_trips_through_json() -> None:
+    original = full_thought()
+    back = AgentThought.from_dict(json.loads(json.dumps(original.to_dict())))
+    assert back == original
+    assert back.event is ThoughtEvent.AGENT_ACTION
+    assert back.tool_input == {"city": "Paris", "opts": {"unit": "C"}, "days": [1, 2]}
+
+
+@pytest.mark.parametrize("event", list(ThoughtEvent))
+def test_agent_thought_of_every_event_round_trips(event: ThoughtEvent) -> None:
+    original = thought(event=event)
+    assert AgentThought.from_dict(json.loads(json.dumps(original.to_dict()))) == original
+
+
+def test_agent_thought_dict_carries_the_event_as_its_plain_name() -> None:
+    data = json.loads(json.dumps(full_thought().to_dict()))
+    assert data["event"] == "agent_action"
+    assert data["tool_input"]["city"] == "Paris"
+    assert data["total_token_count"] == 47
+
+
+def test_agent_thought_dict_has_every_field_of_the_protocol() -> None:
+    data = thought().to_dict()
+    assert set(data) >= {
+        "id", "task_id", "conversation_id", "message_id", "event", "thought", "observation",
+        "tool", "tool_input", "message", "message_token_count", "answer", "answer_token_count",
+        "total_token_count", "total_price", "latency",
+    }
+
+
+def test_agent_thought_from_a_minimal_dict_has_empty_defaults() -> None:
+    back = AgentThought.from_dict(
+        {"id": "t", "task_id": "k", "conversation_id": "c", "message_id": "m", "event": "ping"}
+    )
+    assert back.event is ThoughtEvent.PING
+    assert back.tool_input == {}
+    assert back.answer == ""
+    assert back.total_token_count == 0
+
+
+def test_agent_thought_from_dict_ignores_fields_it_does_not_know() -> None:
+    data = full_thought().to_dict()
+    data["sse_id"] = 7
+    assert AgentThought.from_dict(data) == full_thought()
+
+
+def test_agent_thought_with_null_tool_input_reads_as_empty() -> None:
+    data = thought().to_dict()
+    data["tool_input"] = None
+    assert AgentThought.from_dict(data).tool_input == {}
+
+
+def test_deltas_of_one_answer_share_an_id() -> None:
+    first = thought(event=ThoughtEvent.AGENT_MESSAGE, answer="Hel")
+    second = thought(event=ThoughtEvent.AGENT_MESSAGE, answer="lo")
+    assert first.id == second.id
+    assert first != second
+
+
+@pytest.mark.parametrize("field", ["message_token_count", "answer_token_count", "total_token_count"])
+def test_negative_token_counts_are_rejected(field: str) -> None:
+    with pytest.raises(DomainError, match="negative"):
+        thought(**{field: -1})
+
+
+@pytest.mark.parametrize(("field", "value"), [("total_price", -0.01), ("latency", -0.5)])
+def test_negative_price_or_latency_is_rejected(field: str, value: float) -> None:
+    with pytest.raises(DomainError, match="negative"):
+        thought(**{field: value})
+
+
+def test_zero_counts_price_and_latency_are_fine() -> None:
+    zero = thought(message_token_count=0, answer_token_count=0, total_token_count=0)
+    assert zero.total_price == 0.0
+    assert zero.latency == 0.0
+
+
+def test_event_must_be_a_thought_event() -> None:
+    with pytest.raises(DomainError, match="event"):
+        thought(event="agent_end")
+
+
+def test_agent_thought_dict_with_unknown_event_is_a_domain_error() -> None:
+    data = thought().to_dict()
+    data["event"] = "agent_dance"
+    with pytest.raises(DomainError):
+        AgentThought.from_dict(data)
