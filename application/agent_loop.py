@@ -79,7 +79,8 @@ class AgentLoop:
         self.state = LoopState()
 
     async def run(
-        self, messages: list[Msg], tools: list[ToolSpec], mode: AgentMode, max_rounds: int
+        self, messages: list[Msg], tools: list[ToolSpec], mode: AgentMode, max_rounds: int,
+        stream_thoughts: bool = True,
     ) -> LoopState:
         if mode is AgentMode.REACT:
             messages = self._with_react_prompt(messages, tools)
@@ -88,11 +89,15 @@ class AgentLoop:
             if last_round and tools and mode is not AgentMode.CHAT:
                 messages = [*messages, self._note(ANSWER_NOW)]
             offered = tools if mode is AgentMode.FUNCTION_CALLING and not last_round else []
-            reply = await self._step(messages, offered, stream_text=mode is not AgentMode.REACT)
+            # Text that may turn out to be reasoning before a tool call is streamed only if allowed;
+            # ReAct text is never streamed, as it may hold the JSON block of a call.
+            may_call = bool(offered) or (mode is AgentMode.REACT and not last_round)
+            streamed = not may_call or (stream_thoughts and mode is not AgentMode.REACT)
+            reply = await self._step(messages, offered, stream_text=streamed)
             if mode is AgentMode.REACT and not last_round:
                 reply = self._parse_react(reply)
             if not reply.calls:
-                await self._answer(reply, streamed=mode is not AgentMode.REACT)
+                await self._answer(reply, streamed=streamed)
                 return self.state
             results = await self._run_tools(reply)
             messages = [*messages, *self._follow_up(reply, results, mode)]

@@ -104,11 +104,16 @@ class RunChatTurn:
             return
         tools = self._toolbox.specs(config.tool_names)
         capabilities = self._model.capabilities
+        if turn.message.image_urls and not capabilities.image_input:
+            dropped = len(turn.message.image_urls)
+            note = f"{dropped} image(s) dropped: {self._model.name} does not accept images."
+            events.record_step(events.new_id(), ThoughtEvent.AGENT_THOUGHT, thought=note)
         messages = assemble_prompt(
             config, memory, window, turn.message.query, turn.message.image_urls,
             accepts_images=capabilities.image_input, message_id=turn.message.id, at=self._clock.now(),
         )
-        await loop.run(messages, tools, choose_mode(capabilities, bool(tools)), config.max_tool_rounds)
+        mode = choose_mode(capabilities, bool(tools))
+        await loop.run(messages, tools, mode, config.max_tool_rounds, config.stream_thoughts)
 
     async def _finish(
         self, turn: Turn, events: TurnEvents, state: LoopState, status: MessageStatus, error: str

@@ -36,7 +36,12 @@ def choose_mode(capabilities: ModelCapabilities, has_tools: bool) -> AgentMode:
 
 @dataclass(frozen=True, slots=True)
 class AgentConfig:
-    """What one agent (an app) is: its prompt, memory sizes, tools and review."""
+    """What one agent (an app) is: its prompt, memory sizes, tools and review.
+
+    `stream_thoughts`: whether the reasoning a model gives before a tool call reaches the
+    end user as it streams. Off, a step's text is held back until the step ends and sent
+    only if it is the answer; the reasoning is still kept in the trace.
+    """
 
     app_id: AppId
     preset_prompt: str = "You are a helpful assistant."
@@ -47,6 +52,7 @@ class AgentConfig:
     input_review: KeywordReview = field(default_factory=KeywordReview)
     output_review: KeywordReview = field(default_factory=KeywordReview)
     summary_enabled: bool = True
+    stream_thoughts: bool = True
 
     def __post_init__(self) -> None:
         if self.dialog_round < 0 or self.history_max_tokens < 0:

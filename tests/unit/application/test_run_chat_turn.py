@@ -244,3 +244,34 @@ async def test_following_a_finished_task_from_its_last_event_ends_at_once() -> N
     handle = await h.turn("hi")
     last = len(h.log.logs[handle.task_id])
     assert [e async for e in h.follow(handle.task_id, after=last)] == []
+
+
+async def test_with_thought_streaming_off_reasoning_before_a_tool_call_is_not_streamed() -> None:
+    async def now(args: Mapping[str, Any]) -> str:
+        return "noon"
+
+    thinking = [ModelChunk(text="let me look"), ModelChunk(tool_calls=(ToolCall("c", "now", {}),))]
+    model = ScriptedModel([thinking, HELLO])
+    config = AgentConfig(AppId("default"), tool_names=("now",), stream_thoughts=False)
+    h = Harness(model, config, {"now": now})
+    handle = await h.turn("time?")
+    streamed = [t.answer for t in h.log.events(handle.task_id) if t.event.value == "agent_message"]
+    assert "let me look" not in streamed
+    assert "".join(streamed) == "Hello"
+    assert h.store.steps[handle.message_id][1].thought == "let me look"
+
+
+async def test_images_are_dropped_with_a_note_when_the_model_cannot_see_them() -> None:
+    h = Harness(ScriptedModel([HELLO], ModelCapabilities(tool_call=True, image_input=False)))
+    handle = await h.start(ChatRequest(OWNER, "look", image_urls=("https://example.com/a.png",)))
+    await h.spawner.run_all()
+    assert len(h.model.calls[0][0][-1].content) == 1
+    notes = [s.thought for s in h.store.steps[handle.message_id]]
+    assert any("1 image(s) dropped" in n for n in notes)
+
+
+async def test_images_reach_a_model_that_accepts_them() -> None:
+    h = Harness(ScriptedModel([HELLO], ModelCapabilities(tool_call=True, image_input=True)))
+    await h.start(ChatRequest(OWNER, "look", image_urls=("https://example.com/a.png",)))
+    await h.spawner.run_all()
+    assert [b.to_dict()["type"] for b in h.model.calls[0][0][-1].content] == ["text", "image"]
