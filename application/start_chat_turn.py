@@ -49,14 +49,17 @@ class StartChatTurn:
         config = await self._configs.get(request.app_id, request.draft)
         if config is None:
             raise NotFound(f"No agent named {request.app_id!r}.")
-        conversation, new = await self._conversation(request)
+        new = self._new_conversation(request)
         now = self._clock.now()
         message = Message(
-            id=MessageId(self._ids.new_id()), conversation_id=conversation.id, owner=request.owner,
-            task_id=TaskId(self._ids.new_id()), query=request.query, created_at=now, updated_at=now,
-            image_urls=request.image_urls,
+            id=MessageId(self._ids.new_id()),
+            conversation_id=new.id if new else ConversationId(str(request.conversation_id)),
+            owner=request.owner, task_id=TaskId(self._ids.new_id()), query=request.query,
+            created_at=now, updated_at=now, image_urls=request.image_urls,
         )
-        await self._store.add_message(message, new)
+        conversation = await self._store.open_turn(message, new)
+        if conversation is None:
+            raise NotFound(f"Conversation {request.conversation_id!r} was not found.")
         turn = Turn(config, conversation, message)
         try:
             await self._tasks.register(
@@ -80,18 +83,14 @@ class StartChatTurn:
         if bad:
             raise InvalidInput(f"Not an http(s) or data:image URL: {bad[0][:100]!r}.")
 
-    async def _conversation(self, request: ChatRequest) -> tuple[Conversation, Conversation | None]:
+    def _new_conversation(self, request: ChatRequest) -> Conversation | None:
         if request.conversation_id is not None:
-            found = await self._store.get_conversation(request.conversation_id, request.owner)
-            if found is None:
-                raise NotFound(f"Conversation {request.conversation_id!r} was not found.")
-            return found, None
+            return None
         now = self._clock.now()
-        new = Conversation(
+        return Conversation(
             id=ConversationId(self._ids.new_id()), app_id=request.app_id, owner=request.owner,
             created_at=now, updated_at=now,
         )
-        return new, new
 
     def _failed(self, message: Message, reason: str) -> Message:
         outcome = TurnOutcome("", MessageStatus.ERROR, Usage(), 0.0, error=reason)

@@ -6,12 +6,12 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Mapp
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from application.errors import StoreUnavailable
+from application.errors import Conflict, StoreUnavailable
 from application.ports.chat_model import ModelChunk
 from application.ports.event_log import LoggedEvent
 from application.ports.task_control import TaskInfo
 from domain.agent import AgentConfig, ModelCapabilities
-from domain.conversation import Conversation, Message, MessageAgentThought
+from domain.conversation import Conversation, Message, MessageAgentThought, MessageStatus
 from domain.ids import AppId, ConversationId, MessageId, OwnerId, TaskId
 from domain.messages import Msg
 from domain.thoughts import AgentThought
@@ -58,10 +58,16 @@ class FakeMessageStore:
         found = self.conversations.get(conversation_id)
         return found if found is not None and found.is_visible_to(owner) else None
 
-    async def add_message(self, message: Message, new_conversation: Conversation | None) -> None:
+    async def open_turn(self, message: Message, new_conversation: Conversation | None) -> Conversation | None:
         if new_conversation is not None:
             self.conversations[new_conversation.id] = new_conversation
+        conversation = await self.get_conversation(message.conversation_id, message.owner)
+        if conversation is None:
+            return None
+        if any(m.status is MessageStatus.RUNNING for m in self._of(conversation.id)):
+            raise Conflict(f"Conversation {conversation.id!r} already has a turn running.")
         self.messages[message.id] = message
+        return conversation
 
     async def finish_message(self, message: Message, steps: Sequence[MessageAgentThought]) -> None:
         if self.fail_finish:

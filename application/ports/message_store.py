@@ -15,8 +15,13 @@ class MessageStore(Protocol):
         """The conversation if it exists, is not deleted and belongs to `owner`."""
         ...
 
-    async def add_message(self, message: Message, new_conversation: Conversation | None) -> None:
-        """Persist a turn's query, creating its conversation in the same transaction."""
+    async def open_turn(self, message: Message, new_conversation: Conversation | None) -> Conversation | None:
+        """Persist a turn's query in one transaction, and return its conversation.
+
+        With `new_conversation`, both are created. Otherwise the message's conversation must
+        exist, be visible to the message's owner, and have no turn running (else `Conflict`);
+        None means it was not found, and nothing was written.
+        """
         ...
 
     async def finish_message(self, message: Message, steps: Sequence[MessageAgentThought]) -> None:

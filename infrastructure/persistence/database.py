@@ -114,7 +114,7 @@ class Database:
     def _create_engine(self) -> AsyncEngine:
         if self.is_sqlite:
             ensure_sqlite_directory(self._url)
-            engine = create_async_engine(self._url, echo=self._echo)
+            engine = create_async_engine(self._url, echo=self._echo, pool_reset_on_return=None)
             event.listen(engine.sync_engine, "connect", _sqlite_on_connect)
             return engine
         return create_async_engine(

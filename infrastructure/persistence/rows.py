@@ -179,11 +179,11 @@ def step_to_domain(row: MessageAgentThoughtRow) -> MessageAgentThought:
     )
 
 
-def step_from_domain(step: MessageAgentThought) -> MessageAgentThoughtRow:
-    return MessageAgentThoughtRow(
-        id=step.id, message_id=step.message_id, position=step.position, event=str(step.event),
-        thought=step.thought, tool=step.tool, tool_input=dict(step.tool_input),
-        observation=step.observation, prompt=step.prompt, answer=step.answer,
-        prompt_tokens=step.usage.prompt_tokens, completion_tokens=step.usage.completion_tokens,
-        price=step.usage.price, latency=step.latency, created_at=utc(step.created_at),
-    )
+def step_values(step: MessageAgentThought) -> dict[str, Any]:
+    return {
+        "id": step.id, "message_id": step.message_id, "position": step.position, "event": str(step.event),
+        "thought": step.thought, "tool": step.tool, "tool_input": dict(step.tool_input),
+        "observation": step.observation, "prompt": step.prompt, "answer": step.answer,
+        "prompt_tokens": step.usage.prompt_tokens, "completion_tokens": step.usage.completion_tokens,
+        "price": step.usage.price, "latency": step.latency, "created_at": utc(step.created_at),
+    }

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 
-from sqlalchemy import Select, func, select, update
+from sqlalchemy import Select, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from application.errors import NotFound
+from application.errors import Conflict, NotFound
 from application.ports.message_store import MessageStore
 from domain.conversation import Conversation, Message, MessageAgentThought, MessageStatus
 from domain.ids import ConversationId, MessageId, OwnerId
@@ -23,8 +23,8 @@ from infrastructure.persistence.rows import (
     message_from_domain,
     message_outcome_values,
     message_to_domain,
-    step_from_domain,
     step_to_domain,
+    step_values,
     utc,
 )
 
@@ -46,13 +46,49 @@ class SqlAlchemyMessageStore(MessageStore):
             )
         return conversation_to_domain(row) if row is not None else None
 
-    async def add_message(self, message: Message, new_conversation: Conversation | None) -> None:
-        async with self._transaction("add_message") as session:
+    async def open_turn(self, message: Message, new_conversation: Conversation | None) -> Conversation | None:
+        async with self._transaction("open_turn") as session:
             if new_conversation is not None:
                 session.add(conversation_from_domain(new_conversation))
                 # Without a relationship() the unit of work does not order the two INSERTs itself.
                 await session.flush()
+                conversation = new_conversation
+            else:
+                found = await self._lock_conversation(session, message)
+                if found is None:
+                    return None
+                conversation = found
             session.add(message_from_domain(message))
+        return conversation
+
+    async def _lock_conversation(self, session: AsyncSession, message: Message) -> Conversation | None:
+        """The message's conversation if its owner may add a turn now; FOR UPDATE serialises
+        two turns opening at once on PostgreSQL (SQLite has a single writer anyway)."""
+        running = (
+            select(MessageRow.id)
+            .where(
+                MessageRow.conversation_id == ConversationRow.id,
+                MessageRow.status == MessageStatus.RUNNING.value,
+            )
+            .exists()
+        )
+        found = (
+            await session.execute(
+                select(ConversationRow, running)
+                .where(
+                    ConversationRow.id == message.conversation_id,
+                    ConversationRow.owner == message.owner,
+                    ConversationRow.deleted_at.is_(None),
+                )
+                .with_for_update(of=ConversationRow)
+            )
+        ).first()
+        if found is None:
+            return None
+        row, busy = found
+        if busy:
+            raise Conflict(f"Conversation {message.conversation_id!r} already has a turn running.")
+        return conversation_to_domain(row)
 
     async def finish_message(self, message: Message, steps: Sequence[MessageAgentThought]) -> None:
         async with self._transaction("finish_message") as session:
@@ -64,7 +100,8 @@ class SqlAlchemyMessageStore(MessageStore):
             )
             if result.rowcount == 0:  # type: ignore[attr-defined]
                 raise NotFound(f"Message {message.id!r} was not found.")
-            session.add_all([step_from_domain(step) for step in steps])
+            if steps:  # one executemany INSERT, without the unit of work's per-object bookkeeping
+                await session.execute(insert(MessageAgentThoughtRow), [step_values(step) for step in steps])
 
     async def save_summary(self, conversation: Conversation) -> None:
         # Only the summary and its time: a concurrent soft delete must not be undone by upkeep.

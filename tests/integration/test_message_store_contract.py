@@ -16,7 +16,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import insert, text
 
-from application.errors import NotFound, StoreUnavailable
+from application.errors import Conflict, NotFound, StoreUnavailable
 from domain.conversation import Conversation, Message, MessageAgentThought, MessageStatus, TurnOutcome
 from domain.ids import AppId, ConversationId, MessageId, OwnerId, TaskId, ThoughtId
 from domain.messages import Usage
@@ -79,10 +79,10 @@ def store(database: Database) -> SqlAlchemyMessageStore:  # noqa: F811
 
 
 async def add_turns(store: SqlAlchemyMessageStore, conv: Conversation, turns: list[Message]) -> None:
-    """Add each running turn, then finish those that are not RUNNING any more."""
+    """Add each turn as running, then finish it unless it is meant to stay RUNNING (only the last may)."""
     for index, turn in enumerate(turns):
         running = replace(turn, answer="", status=MessageStatus.RUNNING, error="", prompt="", usage=Usage())
-        await store.add_message(running, conv if index == 0 else None)
+        await store.open_turn(running, conv if index == 0 else None)
         if turn.status is not MessageStatus.RUNNING:
             await store.finish_message(turn, [])
 
@@ -96,7 +96,7 @@ async def test_conversation_round_trips_every_field_as_utc(store: SqlAlchemyMess
         summary="Alice plans a trip to Paris.", created_at=datetime(2026, 3, 1, 9, 30, 15, 123456, paris),
         updated_at=datetime(2026, 3, 1, 10, 0, tzinfo=paris),
     )
-    await store.add_message(message(conv), conv)
+    await store.open_turn(message(conv), conv)
 
     loaded = await store.get_conversation(conv.id, ALICE)
 
@@ -108,7 +108,7 @@ async def test_conversation_round_trips_every_field_as_utc(store: SqlAlchemyMess
 async def test_message_round_trips_every_field(store: SqlAlchemyMessageStore) -> None:
     conv = conversation()
     running = message(conv, image_urls=("https://example.com/a.png", "data:image/png;base64,AAA="))
-    await store.add_message(running, conv)
+    await store.open_turn(running, conv)
     assert await store.get_message(running.id, ALICE) == running
 
     done = running.finish(
@@ -124,7 +124,7 @@ async def test_message_round_trips_every_field(store: SqlAlchemyMessageStore) ->
 async def test_steps_round_trip_every_field_in_position_order(store: SqlAlchemyMessageStore) -> None:
     conv = conversation()
     msg = message(conv)
-    await store.add_message(msg, conv)
+    await store.open_turn(msg, conv)
     steps = [
         step(msg, 2, event="agent_message", answer="Sunny.", usage=Usage(50, 3, 0.0002), latency=0.4),
         step(msg, 0, event="long_term_memory_recall", observation="no memory"),
@@ -141,7 +141,7 @@ async def test_steps_round_trip_every_field_in_position_order(store: SqlAlchemyM
 
 async def test_save_summary_changes_only_summary_and_updated_at(store: SqlAlchemyMessageStore) -> None:
     conv = conversation()
-    await store.add_message(message(conv), conv)
+    await store.open_turn(message(conv), conv)
     summarised = conv.with_summary("Alice likes Paris.", T0 + timedelta(hours=1))
 
     await store.save_summary(replace(summarised, app_id=AppId("ignored")))
@@ -155,7 +155,7 @@ async def test_save_summary_changes_only_summary_and_updated_at(store: SqlAlchem
 async def test_other_owner_gets_none_for_conversation_and_message(store: SqlAlchemyMessageStore) -> None:
     conv = conversation()
     msg = message(conv)
-    await store.add_message(msg, conv)
+    await store.open_turn(msg, conv)
 
     assert await store.get_conversation(conv.id, BOB) is None
     assert await store.get_message(msg.id, BOB) is None
@@ -166,7 +166,7 @@ async def test_other_owner_gets_none_for_conversation_and_message(store: SqlAlch
 async def test_soft_deleted_conversation_hides_it_and_its_messages(store: SqlAlchemyMessageStore) -> None:
     conv = conversation(deleted_at=T0 + timedelta(days=1))
     msg = message(conv)
-    await store.add_message(msg, conv)
+    await store.open_turn(msg, conv)
 
     assert await store.get_conversation(conv.id, ALICE) is None
     assert await store.get_message(msg.id, ALICE) is None
@@ -175,40 +175,60 @@ async def test_soft_deleted_conversation_hides_it_and_its_messages(store: SqlAlc
 # --- atomicity ---------------------------------------------------------------------------------
 
 
-async def test_add_message_to_existing_conversation_keeps_it(store: SqlAlchemyMessageStore) -> None:
+async def test_open_turn_on_an_existing_conversation_keeps_it(store: SqlAlchemyMessageStore) -> None:
     conv = conversation()
     first, second = message(conv), message(conv, T0 + timedelta(minutes=1))
-    await store.add_message(first, conv)
+    await store.open_turn(first, conv)
+    await store.finish_message(finished(first), [])
 
-    await store.add_message(second, None)
+    assert await store.open_turn(second, None) == conv
 
-    assert await store.list_messages(conv.id, 0, 10) == [first, second]
+    assert [m.id for m in await store.list_messages(conv.id, 0, 10)] == [first.id, second.id]
 
 
-async def test_add_message_with_new_conversation_is_atomic(store: SqlAlchemyMessageStore) -> None:
+async def test_open_turn_while_a_turn_runs_is_a_conflict_and_writes_nothing(
+    store: SqlAlchemyMessageStore,
+) -> None:
+    conv = conversation()
+    running = message(conv)
+    await store.open_turn(running, conv)
+
+    with pytest.raises(Conflict):
+        await store.open_turn(message(conv, T0 + timedelta(minutes=1)), None)
+
+    assert await store.list_messages(conv.id, 0, 10) == [running]
+
+
+async def test_open_turn_with_new_conversation_is_atomic(store: SqlAlchemyMessageStore) -> None:
     taken = conversation()
     first = message(taken)
-    await store.add_message(first, taken)
+    await store.open_turn(first, taken)
     fresh = conversation()
 
     with pytest.raises(StoreUnavailable) as failure:
-        await store.add_message(message(fresh, task_id=first.task_id), fresh)
+        await store.open_turn(message(fresh, task_id=first.task_id), fresh)
 
     assert await store.get_conversation(fresh.id, ALICE) is None
     assert "INSERT" not in failure.value.message
     assert "What is the weather" not in failure.value.message  # user data stays out of errors
 
 
-async def test_add_message_to_unknown_conversation_is_refused(store: SqlAlchemyMessageStore) -> None:
-    """Foreign keys are enforced on every backend, SQLite included."""
-    with pytest.raises(StoreUnavailable):
-        await store.add_message(message(conversation()), None)
+async def test_open_turn_on_an_unknown_or_foreign_conversation_writes_nothing(
+    store: SqlAlchemyMessageStore,
+) -> None:
+    conv = conversation()
+    await store.open_turn(message(conv), conv)
+    stranger = message(conversation())
+    assert await store.open_turn(stranger, None) is None
+    foreign = replace(message(conv, T0 + timedelta(minutes=2)), owner=OwnerId("mallory"))
+    assert await store.open_turn(foreign, None) is None
+    assert len(await store.list_messages(conv.id, 0, 10)) == 1
 
 
 async def test_finish_message_writes_message_and_steps_atomically(store: SqlAlchemyMessageStore) -> None:
     conv = conversation()
     msg = message(conv)
-    await store.add_message(msg, conv)
+    await store.open_turn(msg, conv)
 
     with pytest.raises(StoreUnavailable):
         await store.finish_message(finished(msg), [step(msg, 0), step(msg, 1), step(msg, 1)])
@@ -268,7 +288,8 @@ async def test_list_messages_paginates_all_statuses_oldest_first(store: SqlAlche
     turns.append(message(conv, T0 + timedelta(minutes=9)))
     other = conversation()
     await add_turns(store, other, [finished(message(other))])
-    await add_turns(store, conv, list(reversed(turns)))  # inserted newest first: order is by time
+    # the finished ones inserted newest first (order is by time), the running one last
+    await add_turns(store, conv, [*reversed(turns[:4]), turns[4]])
 
     assert await store.list_messages(conv.id, 0, 2) == turns[0:2]
     assert await store.list_messages(conv.id, 2, 2) == turns[2:4]
@@ -281,7 +302,7 @@ async def test_recent_messages_reads_the_index_in_a_10000_message_conversation(
     store: SqlAlchemyMessageStore, database: Database  # noqa: F811
 ) -> None:
     conv = conversation()
-    await store.add_message(message(conv), conv)
+    await store.open_turn(message(conv), conv)
     rows = []
     for i in range(1, 10_000):
         turn = message(conv, T0 + timedelta(seconds=i))

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from application.aggregate_turn import aggregate
-from application.errors import InvalidInput, ModelError, NotFound
+from application.errors import Conflict, InvalidInput, ModelError, NotFound
 from application.ports.chat_model import ModelChunk
 from application.run_chat_turn import TurnLimits
 from application.turn import ChatRequest
@@ -275,3 +275,14 @@ async def test_images_reach_a_model_that_accepts_them() -> None:
     await h.start(ChatRequest(OWNER, "look", image_urls=("https://example.com/a.png",)))
     await h.spawner.run_all()
     assert [b.to_dict()["type"] for b in h.model.calls[0][0][-1].content] == ["text", "image"]
+
+
+async def test_a_second_turn_while_one_runs_is_a_conflict_and_writes_nothing() -> None:
+    h = Harness(ScriptedModel([HELLO, HELLO]))
+    first = await h.start(ChatRequest(OWNER, "first"))
+    with pytest.raises(Conflict):
+        await h.start(ChatRequest(OWNER, "second", ConversationId(first.conversation_id)))
+    assert len(h.store.messages) == 1
+    await h.spawner.run_all()
+    await h.turn("third", first.conversation_id)
+    assert len(h.store.messages) == 2

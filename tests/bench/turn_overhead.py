@@ -1,0 +1,143 @@
+"""memagent's own time per chat turn, in-process, with a zero-latency model.
+
+    python -m tests.bench.turn_overhead [--turns N] [--quick] [--backends sqlite,postgres]
+
+Prints JSON: for each backend pair (SQLite + in-process; PostgreSQL + Redis) the p50/p99
+time per turn and turns per second, in a conversation with 10 and with 10,000 earlier
+messages. The model is the offline scripted one with no delay, so a turn's time is
+memagent's own: recall, prompt assembly, event log, persistence.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import secrets
+import statistics
+import tempfile
+import time
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+
+from application.aggregate_turn import aggregate
+from application.turn import ChatRequest
+from domain.conversation import Conversation, Message, MessageStatus
+from domain.ids import AppId, ConversationId, MessageId, OwnerId, TaskId
+from infrastructure.persistence.migrate import run_migrations
+from infrastructure.persistence.rows import conversation_from_domain, message_from_domain
+from interfaces.app import build_container
+from interfaces.container import Container
+from interfaces.lifecycle import start_backends, stop_backends
+from interfaces.settings import Settings
+
+OWNER = OwnerId("bench")
+PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
+
+
+async def seed(container: Container, earlier: int) -> ConversationId:
+    """A conversation with `earlier` finished messages, bulk-inserted."""
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    conversation = Conversation(ConversationId(secrets.token_hex(8)), AppId("default"), OWNER, start, start)
+    rows: list[Any] = [conversation_from_domain(conversation)]
+    for n in range(earlier):
+        at = start + timedelta(seconds=n)
+        message = Message(
+            MessageId(secrets.token_hex(8)), conversation.id, OWNER, TaskId(secrets.token_hex(8)),
+            f"earlier question {n}", at, at,
+        )
+        rows.append(message_from_domain(replace(message, answer=f"answer {n}", status=MessageStatus.NORMAL)))
+    async with container.database().sessions.begin() as session:
+        session.add_all(rows)
+    return conversation.id
+
+
+async def measure(container: Container, conversation_id: ConversationId, turns: int) -> dict[str, float]:
+    start, follow = container.start_turn(), container.follow_task()
+    times = []
+    for n in range(turns):
+        began = time.perf_counter()
+        handle = await start(ChatRequest(OWNER, f"question {n}", conversation_id))
+        result = await aggregate(follow(handle.task_id))
+        times.append(time.perf_counter() - began)
+        assert result.status is MessageStatus.NORMAL, result.error
+    times.sort()
+    return {
+        "p50_ms": round(statistics.median(times) * 1000, 3),
+        "p99_ms": round(times[min(len(times) - 1, int(len(times) * 0.99))] * 1000, 3),
+        "turns_per_s": round(len(times) / sum(times), 1),
+    }
+
+
+async def run_backend(settings: Settings, turns: int, histories: list[int]) -> dict[str, Any]:
+    container = build_container(settings)
+    await start_backends(container, settings)
+    try:
+        warm = await seed(container, 2)
+        await measure(container, warm, 5)  # tokenizer load, connection pools, first queries
+        results = {}
+        for earlier in histories:
+            conversation_id = await seed(container, earlier)
+            results[f"earlier_{earlier}"] = await measure(container, conversation_id, turns)
+        return results
+    finally:
+        await stop_backends(container)
+
+
+async def pg_database() -> tuple[str, str]:
+    name = f"memagent_bench_{secrets.token_hex(4)}"
+    connection = await asyncpg.connect(PG_ADMIN)
+    await connection.execute(f'CREATE DATABASE "{name}"')
+    await connection.close()
+    return name, f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}"
+
+
+async def drop_pg_database(name: str) -> None:
+    connection = await asyncpg.connect(PG_ADMIN)
+    await connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    await connection.close()
+
+
+async def main(turns: int, histories: list[int], backends: list[str]) -> dict[str, Any]:
+    report: dict[str, Any] = {"turns_per_case": turns}
+    if "sqlite" in backends:
+        with tempfile.TemporaryDirectory() as folder:
+            url = f"sqlite+aiosqlite:///{Path(folder) / 'bench.db'}"
+            settings = Settings(database={"url": url}, agent={"tools": []})
+            report["sqlite_inprocess"] = await run_backend(settings, turns, histories)
+    if "postgres" in backends:
+        name, url = await pg_database()
+        try:
+            await asyncio.to_thread(run_migrations, url)
+            prefix = f"memagent-bench-{secrets.token_hex(4)}:"
+            settings = Settings(
+                database={"url": url}, memory={"backend": "redis"}, events={"backend": "redis"},
+                redis={"key_prefix": prefix}, agent={"tools": []},
+            )
+            report["postgres_redis"] = await run_backend(settings, turns, histories)
+        finally:
+            await drop_pg_database(name)
+    if "sqlite_inprocess" in report and "postgres_redis" in report:
+        base = report["sqlite_inprocess"][f"earlier_{histories[0]}"]["p50_ms"]
+        report["postgres_redis_vs_sqlite_p50"] = round(
+            report["postgres_redis"][f"earlier_{histories[0]}"]["p50_ms"] / base, 2
+        )
+    for key in ("sqlite_inprocess", "postgres_redis"):
+        if key in report and len(histories) > 1:
+            small, large = (report[key][f"earlier_{h}"]["p50_ms"] for h in (histories[0], histories[-1]))
+            report[key]["large_vs_small_history_p50"] = round(large / small, 2)
+    return report
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--turns", type=int, default=200)
+    parser.add_argument("--quick", action="store_true", help="20 turns, 10 and 1,000 earlier messages")
+    parser.add_argument("--backends", default="sqlite,postgres")
+    args = parser.parse_args()
+    turns, histories = (20, [10, 1000]) if args.quick else (args.turns, [10, 10_000])
+    print(json.dumps(asyncio.run(main(turns, histories, args.backends.split(","))), indent=2))
