@@ -10,9 +10,9 @@ from typing import Any
 
 from application.ports.chat_model import ChatModel
 from application.ports.runtime import IdGenerator, Tokenizer
-from application.stop_guard import StopGuard
 from application.tool_executor import ToolExecutor
 from application.turn_events import TurnEvents
+from application.turn_tools import TurnTools
 from domain.agent import AgentMode
 from domain.ids import ThoughtId
 from domain.messages import Block, Msg, Role, TextBlock, ToolResultBlock, ToolUseBlock, Usage
@@ -64,24 +64,28 @@ class AgentLoop:
     def __init__(
         self,
         model: ChatModel,
+        tools: TurnTools,
         executor: ToolExecutor,
         events: TurnEvents,
-        guard: StopGuard,
         tokenizer: Tokenizer,
         ids: IdGenerator,
     ) -> None:
         self._model = model
+        self._tools = tools
         self._executor = executor
         self._events = events
-        self._guard = guard
         self._tokenizer = tokenizer
         self._ids = ids
         self.state = LoopState()
 
+    @property
+    def tools(self) -> list[ToolSpec]:
+        return self._tools.specs
+
     async def run(
-        self, messages: list[Msg], tools: list[ToolSpec], mode: AgentMode, max_rounds: int,
-        stream_thoughts: bool = True,
+        self, messages: list[Msg], mode: AgentMode, max_rounds: int, stream_thoughts: bool = True
     ) -> LoopState:
+        tools = self._tools.specs
         if mode is AgentMode.REACT:
             messages = self._with_react_prompt(messages, tools)
         for round_no in range(max_rounds + 1):
@@ -101,7 +105,6 @@ class AgentLoop:
                 return self.state
             results = await self._run_tools(reply)
             messages = [*messages, *self._follow_up(reply, results, mode)]
-            await self._guard.check(force=True)
         raise AssertionError("unreachable: the last round offers no tools")
 
     async def _step(self, messages: list[Msg], offered: list[ToolSpec], stream_text: bool) -> StepReply:
@@ -114,7 +117,6 @@ class AgentLoop:
         usage: Usage | None = None
         async with aclosing(self._model.stream(messages, offered)) as stream:
             async for chunk in stream:
-                await self._guard.check()
                 if chunk.text:
                     parts.append(chunk.text)
                     if stream_text:
@@ -156,7 +158,7 @@ class AgentLoop:
         results = await self._executor.run_all(reply.calls)
         for call, result in zip(reply.calls, results, strict=True):
             await self._events.publish(
-                ThoughtEvent.AGENT_ACTION, reply.thought_id, tool=call.name,
+                self._tools.event_for(call.name), reply.thought_id, tool=call.name,
                 tool_input=dict(call.arguments), observation=result.output,
             )
         observation = json.dumps(_keyed(reply.calls, [r.output for r in results]), ensure_ascii=False)

@@ -16,6 +16,12 @@ class InvalidInput(ApplicationError):
     code = "invalid_input"
 
 
+class MalformedRequest(ApplicationError):
+    """A header or parameter that cannot even be parsed, e.g. a Last-Event-ID that is not a number."""
+
+    code = "malformed_request"
+
+
 class NotFound(ApplicationError):
     code = "not_found"
 
@@ -46,3 +52,9 @@ class EventLogUnavailable(ApplicationError):
     """The event log or task control (e.g. Redis) could not be used."""
 
     code = "event_log_unavailable"
+
+
+class Unauthorized(ApplicationError):
+    """The request carries no valid API key. The message never repeats the key sent."""
+
+    code = "unauthorized"

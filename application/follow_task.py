@@ -3,18 +3,31 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 
 from application.errors import NotFound
 from application.ports.event_log import EventLog, LoggedEvent
+from application.ports.runtime import Clock
 from application.ports.task_control import TaskControl, TaskInfo
+from application.ports.task_presence import TaskPresence
 from domain.ids import OwnerId, TaskId
 
 
+@dataclass(frozen=True, slots=True)
+class FollowTimes:
+    keepalive: float = 15.0
+    client_grace: float = 30.0
+
+
 class FollowTask:
-    def __init__(self, tasks: TaskControl, events: EventLog, idle_wait: float) -> None:
+    def __init__(
+        self, tasks: TaskControl, events: EventLog, presence: TaskPresence, clock: Clock, times: FollowTimes
+    ) -> None:
         self._tasks = tasks
         self._events = events
-        self._idle_wait = idle_wait
+        self._presence = presence
+        self._clock = clock
+        self._times = times
 
     async def owned(self, task_id: TaskId, owner: OwnerId) -> TaskInfo:
         """The task if `owner` owns it; anyone else is told it does not exist."""
@@ -23,20 +36,37 @@ class FollowTask:
             raise NotFound(f"Task {task_id!r} was not found.")
         return info
 
-    async def __call__(self, task_id: TaskId, after: int = 0) -> AsyncIterator[LoggedEvent | None]:
-        """Yields events up to the terminal one; None when idle for `idle_wait` (a keep-alive tick).
+    async def _has_end(self, task_id: TaskId, after: int) -> bool:
+        """Whether the client, having seen up to `after`, has seen (or skipped past) the end."""
+        seen = await self._events.read(task_id, after - 1, 0)
+        if not seen:  # `after` lies beyond the log: look at the log's own last event
+            seen = (await self._events.read(task_id, 0, 0))[-1:]
+        return bool(seen) and seen[0].thought.event.is_terminal
 
+    async def __call__(self, task_id: TaskId, after: int = 0) -> AsyncIterator[LoggedEvent | None]:
+        """Yields events up to the terminal one, and None after `keepalive` seconds of silence.
+
+        While it runs it renews the task's client lease, so the turn knows someone follows it.
         Check ownership with `owned` first.
         """
-        if after > 0:
-            seen = await self._events.read(task_id, after - 1, 0)
-            if seen and seen[0].thought.event.is_terminal:
-                return  # the client already has the end; following would only ping forever
+        if after > 0 and await self._has_end(task_id, after):
+            return  # the client already has the end; following would only ping forever
+        grace = self._times.client_grace
+        wait = min(self._times.keepalive, grace / 3)
+        quiet_since = last_beat = self._clock.monotonic()
+        await self._presence.client_beat(task_id, grace)
         while True:
-            batch = await self._events.read(task_id, after, self._idle_wait)
+            batch = await self._events.read(task_id, after, wait)
+            now = self._clock.monotonic()
+            if now - last_beat >= grace / 3:
+                await self._presence.client_beat(task_id, grace)
+                last_beat = now
             if not batch:
-                yield None
+                if now - quiet_since >= self._times.keepalive:
+                    quiet_since = now
+                    yield None
                 continue
+            quiet_since = now
             for logged in batch:
                 yield logged
                 after = logged.id

@@ -3,25 +3,27 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from dataclasses import dataclass, field
 
 from application.agent_loop import AgentLoop, LoopState
 from application.errors import ApplicationError
+from application.memory_upkeep import MemoryUpkeep
 from application.ports.chat_model import ChatModel
 from application.ports.event_log import EventLog
 from application.ports.message_store import MessageStore
 from application.ports.runtime import Clock, IdGenerator, Tokenizer
-from application.ports.task_control import TaskControl
+from application.ports.task_control import TaskControl, TaskInfo
+from application.ports.task_presence import TaskPresence
 from application.ports.tools import ToolBox
-from application.recall_memory import ShortTermMemory, long_term_memory
-from application.stop_guard import StopGuard, StopRequested
+from application.recall_memory import MemoryRecall, Recall, ShortTermMemory, long_term_memory
 from application.tool_executor import ToolExecutor
 from application.turn import Turn
 from application.turn_events import TurnEvents
+from application.turn_tools import Retrieval, TurnTools
+from application.turn_watch import StopReason, StopRequested, TurnWatch, WatchTimes
 from domain.agent import choose_mode
-from domain.conversation import MessageStatus, TurnOutcome
+from domain.conversation import Message, MessageStatus, TurnOutcome
 from domain.prompt import assemble_prompt
 from domain.thoughts import ThoughtEvent
 from domain.tools import RetryPolicy
@@ -39,10 +41,10 @@ _TERMINAL = {
 @dataclass(frozen=True, slots=True)
 class TurnLimits:
     turn_timeout: float = 600.0
-    stop_check_interval: float = 0.2
     event_retention: float = 3600.0
     tool_timeout: float = 30.0
     retry: RetryPolicy = field(default_factory=RetryPolicy)
+    watch: WatchTimes = field(default_factory=WatchTimes)
 
 
 class RunChatTurn:
@@ -52,38 +54,51 @@ class RunChatTurn:
         short_term: ShortTermMemory,
         events: EventLog,
         tasks: TaskControl,
+        presence: TaskPresence,
         model: ChatModel,
         toolbox: ToolBox,
         tokenizer: Tokenizer,
         clock: Clock,
         ids: IdGenerator,
         limits: TurnLimits,
+        retrieval: Retrieval | None = None,
+        recall: MemoryRecall | None = None,
+        upkeep: MemoryUpkeep | None = None,
     ) -> None:
         self._store = store
         self._short_term = short_term
         self._log = events
         self._tasks = tasks
+        self._presence = presence
         self._model = model
         self._toolbox = toolbox
         self._tokenizer = tokenizer
         self._clock = clock
         self._ids = ids
         self._limits = limits
+        self._retrieval = retrieval  # None: datasets in an agent config are not searched
+        self._recall = recall  # None: long-term memory is the rolling summary only
+        self._upkeep = upkeep  # None: no memory upkeep after a turn
 
     async def __call__(self, turn: Turn) -> None:
         events = TurnEvents(turn, self._log, self._clock, self._ids)
-        guard = StopGuard(self._tasks, turn.message.task_id, self._clock, self._limits.stop_check_interval)
-        executor = ToolExecutor(self._toolbox, self._limits.retry, self._limits.tool_timeout)
-        loop = AgentLoop(self._model, executor, events, guard, self._tokenizer, self._ids)
+        tools = TurnTools(self._toolbox, self._retrieval, turn.config, turn.message.owner)
+        executor = ToolExecutor(tools, self._limits.retry, self._limits.tool_timeout)
+        loop = AgentLoop(self._model, tools, executor, events, self._tokenizer, self._ids)
+        watch = TurnWatch(self._tasks, self._presence, self._clock, turn.message.task_id, self._limits.watch)
         status, error = MessageStatus.NORMAL, ""
         try:
             async with asyncio.timeout(self._limits.turn_timeout):
-                await self._pipeline(turn, events, loop)
+                await watch.run(self._pipeline(turn, events, loop))
         except TimeoutError:
             limit = self._limits.turn_timeout
             status, error = MessageStatus.TIMEOUT, f"The turn ran past its limit of {limit:g} s."
-        except (StopRequested, asyncio.CancelledError):
+        except StopRequested as stopped:
             status = MessageStatus.STOP
+            gone = stopped.reason is StopReason.CLIENT_GONE
+            error = "No client followed the turn any more." if gone else ""
+        except asyncio.CancelledError:  # the server is shutting down: keep what the turn has so far
+            status, error = MessageStatus.STOP, "The server shut down during the turn."
         except ApplicationError as failure:
             status, error = MessageStatus.ERROR, failure.message
         except Exception:  # the turn must end with an error event, whatever went wrong
@@ -94,15 +109,18 @@ class RunChatTurn:
     async def _pipeline(self, turn: Turn, events: TurnEvents, loop: AgentLoop) -> None:
         config, conversation = turn.config, turn.conversation
         window = await self._short_term.window(conversation, config)
-        memory = long_term_memory(conversation)
-        recalled = json.dumps({"short_term_messages": len(window), "summary": memory.summary})
+        if self._recall is not None:
+            remembered = await self._recall.recall(conversation, config, turn.message.query, window)
+        else:
+            summary_only = long_term_memory(conversation)
+            remembered = Recall(summary_only, {"short_term_messages": len(window), "summary": summary_only.summary})
+        memory, recalled = remembered.memory, remembered.observation
         recall = await events.publish(ThoughtEvent.LONG_TERM_MEMORY_RECALL, observation=recalled)
         events.record_step(recall.id, ThoughtEvent.LONG_TERM_MEMORY_RECALL, observation=recalled)
         if config.input_review.hit(turn.message.query):
             loop.state.answer = config.input_review.preset_response
             await events.publish(ThoughtEvent.AGENT_MESSAGE, answer=loop.state.answer)
             return
-        tools = self._toolbox.specs(config.tool_names)
         capabilities = self._model.capabilities
         if turn.message.image_urls and not capabilities.image_input:
             dropped = len(turn.message.image_urls)
@@ -112,8 +130,16 @@ class RunChatTurn:
             config, memory, window, turn.message.query, turn.message.image_urls,
             accepts_images=capabilities.image_input, message_id=turn.message.id, at=self._clock.now(),
         )
-        mode = choose_mode(capabilities, bool(tools))
-        await loop.run(messages, tools, mode, config.max_tool_rounds, config.stream_thoughts)
+        mode = choose_mode(capabilities, bool(loop.tools))
+        await loop.run(messages, mode, config.max_tool_rounds, config.stream_thoughts)
+
+    async def _remember(self, turn: Turn, finished: Message) -> None:
+        """Update the window cache; a failure only costs a rebuild from the record later."""
+        try:
+            await self._short_term.remember(finished, turn.config)
+        except ApplicationError as failure:
+            log.warning("turn %s: saved, but the memory window was not updated: %s", turn.message.task_id,
+                        failure.message)
 
     async def _finish(
         self, turn: Turn, events: TurnEvents, state: LoopState, status: MessageStatus, error: str
@@ -123,14 +149,24 @@ class RunChatTurn:
             answer = turn.config.output_review.preset_response
         outcome = TurnOutcome(answer, status, state.usage, round(events.elapsed, 6), state.prompt, error)
         finished = turn.message.finish(outcome, self._clock.now())
+        saved = False
         try:
             await self._store.finish_message(finished, events.steps)
-            await self._short_term.remember(finished, turn.config)
+            saved = True
         except ApplicationError as failure:
             log.error("turn %s: could not save its outcome: %s", turn.message.task_id, failure.message)
             status, error = MessageStatus.ERROR, failure.message
+        if saved:
+            await self._remember(turn, finished)
+        if saved and self._upkeep is not None:
+            await self._upkeep.before_end(turn.config, finished)  # inline entity extraction, when configured
         try:
             await events.publish(_TERMINAL[status], answer=answer, observation=error, usage=state.usage)
             await self._log.close(turn.message.task_id, self._limits.event_retention)
+            # The owner may replay the finished turn for as long as its events are kept.
+            info = TaskInfo(turn.message.task_id, turn.message.owner, turn.conversation.id, turn.message.id)
+            await self._tasks.register(info, self._limits.event_retention)
         except ApplicationError as failure:
             log.error("turn %s: could not publish its end: %s", turn.message.task_id, failure.message)
+        if saved and self._upkeep is not None:
+            self._upkeep.after_end(turn.config, finished)  # memory upkeep, off the request path (§3 step 7)

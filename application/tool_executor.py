@@ -6,14 +6,15 @@ import asyncio
 import logging
 from collections.abc import Sequence
 
-from application.ports.tools import ToolBox, ToolCallFailed
+from application.ports.tools import ToolCallFailed
+from application.turn_tools import Invokes
 from domain.tools import RetryPolicy, ToolCall, ToolFailure, ToolResult, failure_result
 
 log = logging.getLogger(__name__)
 
 
 class ToolExecutor:
-    def __init__(self, toolbox: ToolBox, policy: RetryPolicy, timeout: float) -> None:
+    def __init__(self, toolbox: Invokes, policy: RetryPolicy, timeout: float) -> None:
         self._toolbox = toolbox
         self._policy = policy
         self._timeout = timeout

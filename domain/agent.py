@@ -36,7 +36,7 @@ def choose_mode(capabilities: ModelCapabilities, has_tools: bool) -> AgentMode:
 
 @dataclass(frozen=True, slots=True)
 class AgentConfig:
-    """What one agent (an app) is: its prompt, memory sizes, tools and review.
+    """What one agent (an app) is: its prompt, memory sizes, tools, datasets and review.
 
     `stream_thoughts`: whether the reasoning a model gives before a tool call reaches the
     end user as it streams. Off, a step's text is held back until the step ends and sent
@@ -53,9 +53,14 @@ class AgentConfig:
     output_review: KeywordReview = field(default_factory=KeywordReview)
     summary_enabled: bool = True
     stream_thoughts: bool = True
+    dataset_ids: tuple[str, ...] = ()
+    retrieval_top_k: int = 3
+    retrieval_min_score: float = 0.0
 
     def __post_init__(self) -> None:
         if self.dialog_round < 0 or self.history_max_tokens < 0:
             raise DomainError("dialog_round and history_max_tokens cannot be negative")
         if self.max_tool_rounds < 0:
             raise DomainError("max_tool_rounds cannot be negative")
+        if self.retrieval_top_k < 1 or not -1.0 <= self.retrieval_min_score <= 1.0:
+            raise DomainError("retrieval_top_k must be >= 1 and retrieval_min_score within -1..1")

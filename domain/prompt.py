@@ -7,13 +7,18 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from domain.agent import AgentConfig
-from domain.memory import Entity, check_history
+from domain.memory import Entity, check_history, entity_line
 from domain.messages import Block, ImageBlock, Msg, Role, TextBlock
 
 PLATFORM_RULES = (
     "Answer the user's latest message. Use the conversation memory below when it is "
     "relevant, and say so plainly when you do not know something."
 )
+
+
+SUMMARY_HEADER = "Summary of the conversation so far:"
+ARCHIVE_HEADER = "Earlier parts of the conversation:"
+ENTITIES_HEADER = "Known facts about the user (their latest values, which override anything earlier above):"
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,12 +33,11 @@ class RecalledMemory:
 def system_text(config: AgentConfig, memory: RecalledMemory) -> str:
     parts = [PLATFORM_RULES, config.preset_prompt.strip()]
     if memory.summary.strip():
-        parts.append("Summary of the conversation so far:\n" + memory.summary.strip())
+        parts.append(f"{SUMMARY_HEADER}\n" + memory.summary.strip())
     if memory.archive:
-        parts.append("Earlier parts of the conversation:\n" + "\n".join(f"- {a}" for a in memory.archive))
+        parts.append(f"{ARCHIVE_HEADER}\n" + "\n".join(f"- {a}" for a in memory.archive))
     if memory.entities:
-        facts = "\n".join(f"- {e.type}: {e.value}" for e in memory.entities)
-        parts.append("Known facts about the user:\n" + facts)
+        parts.append(f"{ENTITIES_HEADER}\n" + "\n".join(entity_line(e) for e in memory.entities))
     return "\n\n".join(p for p in parts if p)
 
 

@@ -66,7 +66,7 @@ class RedisClient:
         url: str = DEFAULT_URL,
         *,
         prefix: str = DEFAULT_PREFIX,
-        max_connections: int = 64,
+        max_connections: int = 256,
         max_blocking_connections: int = 1024,
         socket_timeout: float = 5.0,
         pool_timeout: float = 10.0,

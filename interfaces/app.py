@@ -9,9 +9,10 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from interfaces.container import Container
-from interfaces.http import chat, health, history, tasks
+from interfaces.http import chat, datasets, health, history, memory, tasks
 from interfaces.http.errors import install_error_handlers
-from interfaces.lifecycle import start_backends, stop_backends
+from interfaces.lifecycle import stale_turn_sweeper, start_backends, stop_backends
+from interfaces.mcp_server import bearer_owner, build_mcp_server, mcp_http_app, mcp_sessions
 from interfaces.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -31,24 +32,38 @@ def plain_settings(settings: Settings) -> dict[str, object]:
             **settings.llm.model_dump(),
             "api_key": settings.llm.api_key.get_secret_value() if settings.llm.api_key else None,
         },
+        "embeddings": {
+            **settings.embeddings.model_dump(),
+            "api_key": settings.embeddings.api_key.get_secret_value() if settings.embeddings.api_key else None,
+        },
     }
 
 
 def create_app(settings: Settings | None = None, container: Container | None = None) -> FastAPI:
     settings = settings or Settings()
     container = container or build_container(settings)
+    # memagent's own MCP endpoint; a fresh server per app, since its session manager runs only once.
+    mcp = build_mcp_server(container, bearer_owner(container)) if settings.mcp.endpoint else None
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await start_backends(container, settings)
         try:
-            yield
+            # MCP servers whose tools agents use: a server that cannot start is logged, not fatal.
+            await container.tool_servers().start()
+            async with stale_turn_sweeper(container, settings), mcp_sessions(mcp):
+                yield
         finally:
-            await stop_backends(container)
+            try:
+                await stop_backends(container)
+            finally:
+                await container.tool_servers().close()
 
     app = FastAPI(title="memagent", version="0.1.0", lifespan=lifespan)
     app.state.container = container
-    for module in (chat, tasks, history, health):
+    for module in (chat, tasks, history, datasets, memory, health):
         app.include_router(module.router)
+    if mcp is not None:
+        app.mount("/mcp", mcp_http_app(mcp, container, loopback_only=not settings.auth.require_keys))
     install_error_handlers(app)
     return app

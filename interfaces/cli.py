@@ -1,16 +1,22 @@
-"""`memagent` command line: serve, migrate."""
+"""`memagent` command line: serve, migrate, keys (create, list, revoke)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import ipaddress
 import logging
 import sys
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from application.errors import ApplicationError
+from domain.accounts import ApiKeyId
+from domain.ids import OwnerId
 from infrastructure.models.scripted_model import HOW_TO_CONFIGURE
 from infrastructure.persistence.migrate import run_migrations
 from interfaces.app import build_container, create_app
+from interfaces.container import Container
 from interfaces.lifecycle import start_backends, stop_backends
 from interfaces.settings import Settings
 
@@ -22,13 +28,52 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", help="address to bind (default from MEMAGENT_SERVER__HOST, 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port (default from MEMAGENT_SERVER__PORT, 8000)")
     commands.add_parser("migrate", help="create or upgrade the database schema (Alembic)")
+    mcp = commands.add_parser("mcp", help="serve chat, get_memory and search_memory as an MCP server on stdio")
+    mcp.add_argument("--owner", help="the account the tools act for (default: the single local owner)")
+    keys = commands.add_parser("keys", help="API keys: create, list, revoke").add_subparsers(
+        dest="keys_command", required=True
+    )
+    create = keys.add_parser("create", help="create a key (for a new account unless --owner); shown once")
+    create.add_argument("name", help="what the key is for, e.g. a person or a service")
+    create.add_argument("--owner", help="add the key to this existing account instead of a new one")
+    listing = keys.add_parser("list", help="list keys: id, owner, name, created, revoked (never the keys)")
+    listing.add_argument("--owner", help="only this account's keys")
+    revoke = keys.add_parser("revoke", help="revoke a key by id; requests with it are refused at once")
+    revoke.add_argument("id", help="the key's id, as `memagent keys list` shows it")
     return parser
 
 
-async def _preflight(settings: Settings) -> None:
+REQUIRE_KEYS_SETTING = "MEMAGENT_AUTH__REQUIRE_KEYS"
+
+
+def is_loopback(host: str) -> bool:
+    """127.0.0.0/8, ::1 and `localhost`: addresses only this machine can reach."""
+    if host.lower() in ("localhost", "localhost."):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def refusal_to_bind(settings: Settings, host: str) -> str | None:
+    """Why `serve` must not listen on `host`, or None: without keys, only this machine may connect."""
+    if settings.auth.require_keys or is_loopback(host):
+        return None
+    return (
+        f"refusing to listen on {host} without API keys: single-user mode only binds to 127.0.0.1, ::1"
+        f" or localhost; set {REQUIRE_KEYS_SETTING}=true and create keys with `memagent keys create <name>`"
+    )
+
+
+async def _preflight(settings: Settings) -> bool:
+    """Checks the backends; says whether an active API key exists (when keys are required)."""
     container = build_container(settings)
     try:
         await start_backends(container, settings)
+        if not settings.auth.require_keys:
+            return True
+        return any(key.is_active for key in await container.list_api_keys()())
     finally:
         await stop_backends(container)
 
@@ -36,16 +81,27 @@ async def _preflight(settings: Settings) -> None:
 def _serve(settings: Settings, host: str | None, port: int | None) -> int:
     import uvicorn
 
+    host = host or settings.server.host
+    refusal = refusal_to_bind(settings, host)
+    if refusal is not None:
+        print(f"memagent: cannot start: {refusal}", file=sys.stderr)
+        return 1
     try:
-        asyncio.run(_preflight(settings))
+        has_keys = asyncio.run(_preflight(settings))
     except ApplicationError as failure:
         print(f"memagent: cannot start: {failure.message}", file=sys.stderr)
         return 1
     if settings.llm.provider == "scripted":
         print(f"memagent: {HOW_TO_CONFIGURE}", file=sys.stderr)
+    if not settings.auth.require_keys:
+        print(f"memagent: single-user mode: requests without a key act as the owner 'local'"
+              f" ({REQUIRE_KEYS_SETTING}=false)", file=sys.stderr)
+    elif not has_keys:
+        print("memagent: no active API key yet: every request will get 401 until you run"
+              " `memagent keys create <name>`", file=sys.stderr)
     uvicorn.run(
         create_app(settings),
-        host=host or settings.server.host,
+        host=host,
         port=port or settings.server.port,
         log_level=settings.server.log_level,
     )
@@ -62,12 +118,82 @@ def _migrate(settings: Settings) -> int:
     return 0
 
 
+T = TypeVar("T")
+
+
+def _with_database(settings: Settings, work: Callable[[Container], Awaitable[T]]) -> T:
+    """Run `work` against the configured database (SQLite gets its schema; PostgreSQL must be migrated)."""
+
+    async def run() -> T:
+        container = build_container(settings)
+        try:
+            await container.database().start()
+            return await work(container)
+        finally:
+            await container.database().dispose()
+
+    return asyncio.run(run())
+
+
+def _keys(settings: Settings, args: argparse.Namespace) -> int:
+    try:
+        if args.keys_command == "create":
+            created = _with_database(settings, lambda c: c.create_api_key()(args.name, args.owner))
+            key = created.key
+            # The key goes to stdout once, for the operator to hand on; only its hash is stored.
+            print(f"key    {created.raw}\nid     {key.id}\nowner  {key.owner}\nname   {key.name}")
+            print("memagent: keep the key now: only its hash is stored, it cannot be shown again",
+                  file=sys.stderr)
+        elif args.keys_command == "list":
+            owner = OwnerId(args.owner) if args.owner else None
+            for key in _with_database(settings, lambda c: c.list_api_keys()(owner)):
+                revoked = f"revoked {key.revoked_at.isoformat()}" if key.revoked_at else "active"
+                print(f"{key.id}\t{key.owner}\t{key.name}\t{key.created_at.isoformat()}\t{revoked}")
+        else:
+            key = _with_database(settings, lambda c: c.revoke_api_key()(ApiKeyId(args.id)))
+            print(f"memagent: revoked key {key.id} ({key.name!r} of owner {key.owner})")
+    except ApplicationError as failure:
+        print(f"memagent: keys {args.keys_command}: {failure.message}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _mcp(settings: Settings, owner: str | None) -> int:
+    """stdout carries the protocol: everything else, logs included, goes to stderr."""
+    from application.authenticate import LOCAL_OWNER
+    from domain.accounts import check_owner
+    from domain.errors import DomainError
+    from interfaces.mcp_server import serve_stdio
+
+    try:
+        account = check_owner(owner) if owner is not None else LOCAL_OWNER
+    except DomainError as invalid:
+        print(f"memagent: mcp: {invalid}", file=sys.stderr)
+        return 2
+    try:
+        asyncio.run(serve_stdio(build_container(settings), settings, account))
+    except ApplicationError as failure:
+        print(f"memagent: cannot start: {failure.message}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     args = _parser().parse_args(argv)
+    quiet = args.command == "keys"  # its output is meant to be read, or parsed, by a person
+    logging.basicConfig(
+        level=logging.WARNING if quiet else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
     settings = Settings()
     if args.command == "serve":
         return _serve(settings, args.host, args.port)
+    if args.command == "keys":
+        return _keys(settings, args)
+    if args.command == "mcp":
+        return _mcp(settings, args.owner)
     return _migrate(settings)
 
 

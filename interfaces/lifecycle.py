@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
+from collections.abc import AsyncIterator
 
+from application.errors import ApplicationError
 from interfaces.container import Container
 from interfaces.settings import Settings
 
@@ -27,3 +31,25 @@ async def stop_backends(container: Container) -> None:
     await container.spawner().drain(SHUTDOWN_GRACE)
     await container.redis().close()
     await container.database().dispose()
+
+
+async def _sweep_forever(container: Container, interval: float) -> None:
+    sweep = container.sweep_stale_turns()
+    while True:
+        try:
+            await sweep()
+        except ApplicationError as failure:  # the next sweep tries again; serving goes on
+            log.error("sweep of stale turns failed: %s", failure.message)
+        await asyncio.sleep(interval)
+
+
+@contextlib.asynccontextmanager
+async def stale_turn_sweeper(container: Container, settings: Settings) -> AsyncIterator[None]:
+    """Sweep at start-up (turns of a process that died) and then every `sweep_interval`."""
+    task = asyncio.create_task(_sweep_forever(container, settings.turn.sweep_interval), name="sweeper")
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

@@ -5,9 +5,9 @@ Example: MEMAGENT_MEMORY__BACKEND=redis, MEMAGENT_LLM__API_KEY=sk-...
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import BaseModel, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -23,6 +23,24 @@ class RedisSettings(BaseModel):
 class MemorySettings(BaseModel):
     backend: Literal["inprocess", "redis"] = "inprocess"
     window_ttl: float = Field(86400.0, gt=0, description="seconds a cached window lives in Redis")
+    compact_threshold: int = Field(20, ge=1, description="turns the short-term store holds before a fold")
+    compact_batch: int = Field(10, ge=1, description="oldest turns folded into one archive entry")
+    archive_top_k: int = Field(3, ge=0, description="archive entries recalled by similarity to the query")
+    entity_min_confidence: float = Field(0.7, ge=0, le=1, description="entities below it never reach the prompt")
+    entity_extraction: Literal["async", "inline"] = "async"
+    summary_max_words: int = Field(120, ge=1)
+    summary_max_cjk_chars: int = Field(200, ge=1)
+    recall_max_tokens: int = Field(1500, ge=0, description="budget of entities, summary and archive in a prompt")
+    embedding_cache_ttl: float = Field(30 * 86400.0, gt=0, description="seconds a cached embedding lives")
+    embedding_cache_size: int = Field(10_000, ge=1, description="vectors the in-process cache keeps")
+    upkeep_lease: float = Field(300.0, gt=0, description="seconds an upkeep holds a conversation's lock at most")
+    upkeep_wait: float = Field(300.0, ge=0, description="seconds an upkeep waits for that lock")
+
+    @model_validator(mode="after")
+    def _batch_within_threshold(self) -> MemorySettings:
+        if self.compact_batch > self.compact_threshold:
+            raise ValueError("compact_batch cannot exceed compact_threshold")
+        return self
 
 
 class EventsSettings(BaseModel):
@@ -32,13 +50,40 @@ class EventsSettings(BaseModel):
     stream_maxlen: int = Field(10_000, gt=0)
 
 
+class CapabilityOverrides(BaseModel):
+    """Set one to override what the model-name table says (e.g. a fine-tune without tools)."""
+
+    tool_call: bool | None = None
+    agent_thought: bool | None = None
+    image_input: bool | None = None
+
+
+class ModelPrice(BaseModel):
+    """USD per million tokens."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+
+
 class LLMSettings(BaseModel):
-    provider: Literal["scripted", "openai"] = "scripted"
+    """The chat model. `prices` maps a model name (or a prefix of one) to its token prices,
+    e.g. MEMAGENT_LLM__PRICES='{"gpt-4o-mini": {"input": 0.15, "output": 0.6}}'."""
+
+    provider: Literal["scripted", "openai", "agentscope"] = "scripted"
     base_url: str | None = None
     api_key: SecretStr | None = None
     model: str = "gpt-4o-mini"
     temperature: float = Field(0.7, ge=0, le=2)
     timeout: float = Field(60.0, gt=0)
+    max_retries: int = Field(2, ge=0, description="retries of a call that failed before its first chunk")
+    retry_initial_delay: float = Field(0.5, ge=0, description="seconds; backoff doubles from it, jittered")
+    retry_max_delay: float = Field(8.0, ge=0, description="seconds; also caps a server's Retry-After")
+    capabilities: CapabilityOverrides = CapabilityOverrides()
+    prices: dict[str, ModelPrice] = {}
+    agentscope_class: str = Field("OpenAIChatModel", description="a class of agentscope.model")
+    agentscope_kwargs: dict[str, Any] = Field(
+        default_factory=dict, description="JSON: extra constructor arguments of that class"
+    )
     scripted_chunk_delay: float = Field(0.0, ge=0, description="seconds between scripted chunks")
 
 
@@ -48,16 +93,27 @@ class AgentSettings(BaseModel):
     preset_prompt: str = "You are a helpful assistant."
     dialog_round: int = Field(10, ge=0)
     history_max_tokens: int = Field(3000, ge=0)
-    tools: list[str] = ["current_time"]
+    tools: list[str] = ["current_time", "calculator"]
     max_tool_rounds: int = Field(5, ge=0)
     input_review_keywords: list[str] = []
     output_review_keywords: list[str] = []
     review_response: str = "Sorry, I can't help with that."
+    summary_enabled: bool = Field(True, description="keep a rolling summary of each conversation")
+    dataset_ids: list[str] = Field(default_factory=list, description="JSON list: datasets the agent searches")
+    retrieval_top_k: int = Field(3, ge=1, description="passages a knowledge-base search returns")
+    retrieval_min_score: float = Field(0.0, ge=-1, le=1, description="similarity below which a passage is left out")
 
 
 class TurnSettings(BaseModel):
     timeout: float = Field(600.0, gt=0)
-    stop_check_interval: float = Field(0.2, ge=0)
+    # seconds between checks for a stop request or a client gone
+    stop_check_interval: float = Field(0.2, gt=0)
+    # seconds a turn runs on with no client following it, then it stops as if asked
+    client_grace: float = Field(30.0, gt=0)
+    # the worker running a turn renews its lease within this; a lapsed lease means the worker is gone
+    worker_lease: float = Field(15.0, gt=0)
+    # seconds between sweeps that end turns whose worker is gone
+    sweep_interval: float = Field(30.0, gt=0)
     tool_timeout: float = Field(30.0, gt=0)
     tool_retries: int = Field(2, ge=0)
     tool_retry_delay: float = Field(1.0, ge=0)
@@ -65,10 +121,86 @@ class TurnSettings(BaseModel):
     task_ttl: float = Field(1800.0, gt=0)
 
 
+class EmbeddingsSettings(BaseModel):
+    """How texts become vectors (knowledge bases, memory search). `lexical` needs no model: hashed words;
+    `openai`: an OpenAI-compatible /v1/embeddings API (base URL and key default to the LLM's)."""
+
+    backend: Literal["lexical", "openai"] = "lexical"
+    model: str = "text-embedding-3-small"
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    dimensions: int | None = Field(None, gt=0, description="ask the model for vectors this long")
+    timeout: float = Field(30.0, gt=0)
+    batch_size: int = Field(128, gt=0, description="texts per embeddings request")
+    lexical_dim: int = Field(512, ge=16)
+
+
+class KnowledgeSettings(BaseModel):
+    """Documents of knowledge bases: size limit and chunking (characters)."""
+
+    max_document_bytes: int = Field(1024 * 1024, gt=0)
+    chunk_size: int = Field(800, gt=0)
+    chunk_overlap: int = Field(100, ge=0)
+
+    @model_validator(mode="after")
+    def _overlap_within_chunk(self) -> KnowledgeSettings:
+        if self.chunk_overlap >= self.chunk_size:
+            raise ValueError("chunk_overlap must be smaller than chunk_size")
+        return self
+
+
+class McpServerSettings(BaseModel):
+    """An MCP server whose tools agents may use. stdio: `command`, `args`, `env`, `cwd`; http (Streamable
+    HTTP): `url`, `headers`. `timeout`: seconds per tools/call."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    transport: Literal["stdio", "http"] = "stdio"
+    command: str = ""
+    args: list[str] = []
+    env: dict[str, str] = {}
+    cwd: str | None = None
+    url: str = ""
+    headers: dict[str, str] = {}
+    timeout: float = Field(30.0, gt=0)
+
+    @model_validator(mode="after")
+    def _transport_needs(self) -> McpServerSettings:
+        if self.transport == "stdio" and not self.command:
+            raise ValueError(f"MCP server {self.name!r}: a stdio server needs a command")
+        if self.transport == "http" and not self.url.startswith(("http://", "https://")):
+            raise ValueError(f"MCP server {self.name!r}: an http server needs an http(s) url")
+        return self
+
+
+class McpSettings(BaseModel):
+    """MCP: the servers whose tools agents use (JSON list, MEMAGENT_MCP__SERVERS), and memagent's own
+    MCP endpoint at /mcp/ (`endpoint`)."""
+
+    servers: list[McpServerSettings] = []
+    startup_timeout: float = Field(10.0, gt=0, description="seconds a server gets to start and list its tools")
+    retry_interval: float = Field(30.0, ge=0, description="seconds between retries of a failed server; 0: never")
+    endpoint: bool = True
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> McpSettings:
+        names = [s.name for s in self.servers]
+        if len(set(names)) != len(names):
+            raise ValueError(f"MCP server names must be unique: {names}")
+        return self
+
+
 class ServerSettings(BaseModel):
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=1, le=65535)
     log_level: str = "info"
+
+
+class AuthSettings(BaseModel):
+    """With `require_keys`, every request needs `Authorization: Bearer <key>` (`memagent keys create`).
+    Without it (single-user mode) requests without a key act as the owner `local`, and `memagent serve`
+    only binds to a loopback address."""
+
+    require_keys: bool = False
 
 
 class Settings(BaseSettings):
@@ -82,4 +214,8 @@ class Settings(BaseSettings):
     agent: AgentSettings = AgentSettings()
     turn: TurnSettings = TurnSettings()
     server: ServerSettings = ServerSettings()
+    auth: AuthSettings = AuthSettings()
+    embeddings: EmbeddingsSettings = EmbeddingsSettings()
+    knowledge: KnowledgeSettings = KnowledgeSettings()
+    mcp: McpSettings = McpSettings()
     tokenizer_encoding: str = "cl100k_base"

@@ -2,17 +2,30 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from application.errors import Conflict, StoreUnavailable
+from application.errors import Conflict, MemoryUnavailable, ModelError, NotFound, StoreUnavailable
 from application.ports.chat_model import ModelChunk
 from application.ports.event_log import LoggedEvent
 from application.ports.task_control import TaskInfo
+from domain.accounts import ApiKey, ApiKeyId
 from domain.agent import AgentConfig, ModelCapabilities
 from domain.conversation import Conversation, Message, MessageAgentThought, MessageStatus
 from domain.ids import AppId, ConversationId, MessageId, OwnerId, TaskId
+from domain.knowledge import Chunk, Dataset, ScoredChunk, cosine
+from domain.memory import (
+    ArchiveEntry,
+    Entity,
+    EntitySheet,
+    Exchange,
+    SummaryLimit,
+    UpkeepState,
+    merge_entities,
+    window_turn_ids,
+)
 from domain.messages import Msg
 from domain.thoughts import AgentThought
 from domain.tools import ToolCall, ToolSpec
@@ -72,8 +85,15 @@ class FakeMessageStore:
     async def finish_message(self, message: Message, steps: Sequence[MessageAgentThought]) -> None:
         if self.fail_finish:
             raise StoreUnavailable("The database is unavailable.")
+        current = self.messages.get(message.id)
+        if current is None or current.status is not MessageStatus.RUNNING:
+            raise NotFound(f"Message {message.id!r} is not running.")
         self.messages[message.id] = message
         self.steps[message.id] = list(steps)
+
+    async def running_messages(self, created_before: datetime, limit: int) -> list[Message]:
+        running = [m for m in self.messages.values() if m.status is MessageStatus.RUNNING]
+        return sorted((m for m in running if m.created_at < created_before), key=lambda m: m.created_at)[:limit]
 
     async def save_summary(self, conversation: Conversation) -> None:
         self.conversations[conversation.id] = conversation
@@ -98,17 +118,139 @@ class FakeMessageStore:
 
 
 class FakeMemoryStore:
+    """MemoryStore, EntityMemory and UpkeepLedger in dicts; `fail` makes every call raise MemoryUnavailable."""
+
     def __init__(self) -> None:
         self.windows: dict[str, list[Msg]] = {}
+        self.archives: dict[str, list[ArchiveEntry]] = {}
+        self.entities: dict[str, dict[str, Entity]] = {}
+        self.history: dict[str, list[Entity]] = {}
+        self.states: dict[str, UpkeepState] = {}
+        self.fail = False
+
+    def _check(self) -> None:
+        if self.fail:
+            raise MemoryUnavailable("The memory store is unavailable.")
 
     async def get_window(self, conversation_id: ConversationId) -> list[Msg] | None:
+        self._check()
         return list(self.windows[conversation_id]) if conversation_id in self.windows else None
 
     async def save_window(self, conversation_id: ConversationId, window: Sequence[Msg]) -> None:
+        self._check()
         self.windows[conversation_id] = list(window)
 
+    async def restore_window(self, conversation_id: ConversationId, window: Sequence[Msg]) -> list[Msg]:
+        self._check()
+        return list(self.windows.setdefault(conversation_id, list(window)))
+
+    async def append_to_window(self, conversation_id: ConversationId, pair: Sequence[Msg]) -> bool:
+        self._check()
+        window = self.windows.get(conversation_id)
+        if window is None:
+            return False
+        if not {m.id for m in pair} & {m.id for m in window}:
+            window.extend(pair)
+        return True
+
+    async def archive(self, conversation_id: ConversationId) -> list[ArchiveEntry]:
+        self._check()
+        return list(self.archives.get(conversation_id, []))
+
+    async def fold_into_archive(self, conversation_id: ConversationId, entry: ArchiveEntry) -> bool:
+        self._check()
+        window, archive = self.windows.get(conversation_id), self.archives.setdefault(conversation_id, [])
+        sources = list(entry.source_message_ids)
+        if window is None or any(e.id == entry.id for e in archive):
+            return False
+        if window_turn_ids(window)[: len(sources)] != sources:
+            return False
+        self.windows[conversation_id] = window[2 * len(sources) :]
+        archive.append(entry)
+        return True
+
     async def forget(self, conversation_id: ConversationId) -> None:
-        self.windows.pop(conversation_id, None)
+        self._check()
+        for tier in (self.windows, self.archives, self.entities, self.history, self.states):
+            tier.pop(conversation_id, None)
+
+    async def entity_sheet(self, conversation_id: ConversationId) -> EntitySheet:
+        self._check()
+        current = tuple(self.entities.get(conversation_id, {}).values())
+        return EntitySheet(current, tuple(self.history.get(conversation_id, [])))
+
+    async def record_entities(
+        self, conversation_id: ConversationId, entities: Sequence[Entity], min_confidence: float = 0.0
+    ) -> None:
+        self._check()
+        merged, retired = merge_entities(self.entities.get(conversation_id, {}), entities, min_confidence)
+        self.entities[conversation_id] = merged
+        self.history[conversation_id] = [*self.history.get(conversation_id, []), *retired]
+
+    async def remove_entity(self, conversation_id: ConversationId, kind: str) -> bool:
+        self._check()
+        if kind not in self.entities.get(conversation_id, {}):
+            return False
+        del self.entities[conversation_id][kind]
+        self.history[conversation_id] = [e for e in self.history.get(conversation_id, []) if e.type != kind]
+        return True
+
+    async def upkeep_state(self, conversation_id: ConversationId) -> UpkeepState:
+        self._check()
+        return self.states.get(conversation_id, UpkeepState())
+
+    async def save_upkeep_state(self, conversation_id: ConversationId, state: UpkeepState) -> None:
+        self._check()
+        self.states[conversation_id] = state
+
+    @asynccontextmanager
+    async def exclusive(self, conversation_id: ConversationId) -> AsyncIterator[None]:
+        self._check()
+        yield
+
+
+class FakeEmbeddingCache:
+    def __init__(self) -> None:
+        self.vectors: dict[str, list[float]] = {}
+
+    async def cached_vectors(self, keys: Sequence[str]) -> list[list[float] | None]:
+        return [self.vectors.get(k) for k in keys]
+
+    async def cache_vectors(self, vectors: Mapping[str, Sequence[float]]) -> None:
+        self.vectors.update({k: list(v) for k, v in vectors.items()})
+
+
+class FakeSummarizer:
+    """Joins the queries: `update` appends them to the old summary; `fail` raises ModelError."""
+
+    def __init__(self) -> None:
+        self.updates: list[tuple[str, list[str]]] = []
+        self.condensed: list[list[str]] = []
+        self.fail = False
+
+    async def update(self, summary: str, exchanges: Sequence[Exchange], limit: SummaryLimit) -> str:
+        if self.fail:
+            raise ModelError("The summariser is down.")
+        self.updates.append((summary, [e.message_id for e in exchanges]))
+        return " ".join([summary, *(e.query for e in exchanges)]).strip()
+
+    async def condense(self, exchanges: Sequence[Exchange], limit: SummaryLimit) -> str:
+        if self.fail:
+            raise ModelError("The summariser is down.")
+        self.condensed.append([e.message_id for e in exchanges])
+        return " ".join(e.query for e in exchanges)
+
+
+class FakeEntityExtractor:
+    """Answers `outputs[query]` when set (any payload, malformed ones too), else no entities."""
+
+    def __init__(self, outputs: Mapping[str, object] | None = None) -> None:
+        self.outputs = dict(outputs or {})
+        self.seen: list[str] = []
+
+    async def extract(self, exchange: Exchange) -> object:
+        self.seen.append(exchange.query)
+        return self.outputs.get(exchange.query, {"intent": "chat", "entities": []})
 
 
 class FakeEventLog:
@@ -129,6 +271,28 @@ class FakeEventLog:
 
     def events(self, task_id: str) -> list[AgentThought]:
         return [e.thought for e in self.logs.get(task_id, [])]
+
+
+class FakePresence:
+    """Leases that never lapse by themselves; a test drops them to play 'client gone'."""
+
+    def __init__(self) -> None:
+        self.workers: set[str] = set()
+        self.clients: set[str] = set()
+        self.keep_clients = True
+
+    async def worker_beat(self, task_id: TaskId, ttl: float) -> None:
+        self.workers.add(task_id)
+
+    async def worker_alive(self, task_id: TaskId) -> bool:
+        return task_id in self.workers
+
+    async def client_beat(self, task_id: TaskId, ttl: float) -> None:
+        if self.keep_clients:
+            self.clients.add(task_id)
+
+    async def client_attached(self, task_id: TaskId) -> bool:
+        return task_id in self.clients
 
 
 class FakeTaskControl:
@@ -225,3 +389,82 @@ class FakeAgentConfigs:
 
     async def get(self, app_id: AppId, draft: bool) -> AgentConfig | None:
         return self._configs.get(app_id)
+
+
+class FakeApiKeyStore:
+    def __init__(self, *keys: ApiKey) -> None:
+        self.keys: dict[str, ApiKey] = {k.id: k for k in keys}
+        self.lookups = 0
+        self.fail = False
+
+    async def add(self, key: ApiKey) -> None:
+        self._check()
+        self.keys[key.id] = key
+
+    async def find_by_hash(self, key_hash: str) -> ApiKey | None:
+        self._check()
+        self.lookups += 1
+        return next((k for k in self.keys.values() if k.key_hash == key_hash), None)
+
+    async def list_keys(self, owner: OwnerId | None = None) -> list[ApiKey]:
+        self._check()
+        found = [k for k in self.keys.values() if owner is None or k.owner == owner]
+        return sorted(found, key=lambda k: (k.created_at, k.id))
+
+    async def revoke(self, key_id: ApiKeyId, at: datetime) -> ApiKey | None:
+        self._check()
+        key = self.keys.get(key_id)
+        if key is not None:
+            self.keys[key_id] = key = key.revoke(at)
+        return key
+
+    def _check(self) -> None:
+        if self.fail:
+            raise StoreUnavailable("The database is unavailable.")
+
+
+class CountingSecrets:
+    """Distinct, well-formed secrets: `secret-0000…1`, `secret-0000…2`, …"""
+
+    def __init__(self) -> None:
+        self._n = 0
+
+    def new_secret(self) -> str:
+        self._n += 1
+        return f"secret-{self._n:036d}"
+
+
+class FakeEmbedder:
+    """Bag-of-letters vectors: texts sharing letters are similar; enough to rank in tests."""
+
+    name = "fake-letters"
+
+    def __init__(self) -> None:
+        self.embedded: list[str] = []
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self.embedded.extend(texts)
+        return [[float(t.lower().count(c)) for c in "abcdefghijklmnopqrstuvwxyz"] for t in texts]
+
+
+class FakeKnowledgeBase:
+    def __init__(self) -> None:
+        self.datasets: dict[str, Dataset] = {}
+        self.chunks: list[tuple[Chunk, list[float]]] = []
+
+    async def add_dataset(self, dataset: Dataset) -> None:
+        self.datasets[dataset.id] = dataset
+
+    async def get_dataset(self, dataset_id: str, owner: OwnerId) -> Dataset | None:
+        found = self.datasets.get(dataset_id)
+        return found if found is not None and found.owner == owner else None
+
+    async def add_chunks(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]]) -> None:
+        self.chunks.extend((c, list(v)) for c, v in zip(chunks, vectors, strict=True))
+
+    async def search(
+        self, owner: OwnerId, dataset_ids: Sequence[str], vector: Sequence[float], top_k: int, min_score: float
+    ) -> list[ScoredChunk]:
+        mine = {d for d in dataset_ids if d in self.datasets and self.datasets[d].owner == owner}
+        scored = [ScoredChunk(c, cosine(vector, v)) for c, v in self.chunks if c.dataset_id in mine]
+        return sorted((s for s in scored if s.score >= min_score), key=lambda s: -s.score)[:top_k]

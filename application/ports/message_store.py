@@ -1,4 +1,5 @@
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Protocol
 
 from domain.conversation import Conversation, Message, MessageAgentThought
@@ -25,7 +26,14 @@ class MessageStore(Protocol):
         ...
 
     async def finish_message(self, message: Message, steps: Sequence[MessageAgentThought]) -> None:
-        """Persist a turn's outcome and all its steps in one transaction."""
+        """Persist a turn's outcome and all its steps in one transaction.
+
+        Only a running message can finish: otherwise (unknown, or already finished) `NotFound`.
+        """
+        ...
+
+    async def running_messages(self, created_before: datetime, limit: int) -> list[Message]:
+        """Messages still running that were created before `created_before`, oldest first."""
         ...
 
     async def save_summary(self, conversation: Conversation) -> None: ...

@@ -1,24 +1,165 @@
+"""Memory in this process's dicts: for one server process (the embedded default).
+
+Nothing survives a restart: the short-term store is rebuilt from the record, but the archive,
+entities and upkeep state start again empty (use Redis to keep them).
+"""
+
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+import contextlib
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import replace
 
-from application.ports.memory_store import MemoryStore
+from application.ports.memory_store import EmbeddingCache, EntityMemory, MemoryStore, UpkeepBusy, UpkeepLedger
 from domain.ids import ConversationId
+from domain.memory import (
+    ENTITY_HISTORY_LIMIT,
+    ArchiveEntry,
+    Entity,
+    EntitySheet,
+    UpkeepState,
+    merge_entities,
+    window_turn_ids,
+)
 from domain.messages import Msg
 
+DEFAULT_LOCK_WAIT = 300.0
 
-class InProcessMemoryStore(MemoryStore):
-    """Memory in this process's dicts: for one server process (the embedded default)."""
 
-    def __init__(self) -> None:
+class InProcessMemoryStore(MemoryStore, EntityMemory, UpkeepLedger):
+    """Every tier of every conversation, in dicts; changes to one conversation hold its lock."""
+
+    def __init__(self, lock_wait: float = DEFAULT_LOCK_WAIT) -> None:
         self._windows: dict[ConversationId, list[Msg]] = {}
+        self._archives: dict[ConversationId, dict[str, ArchiveEntry]] = {}
+        self._entities: dict[ConversationId, dict[str, Entity]] = {}
+        self._history: dict[ConversationId, list[Entity]] = {}
+        self._states: dict[ConversationId, UpkeepState] = {}
+        self._changes: dict[ConversationId, asyncio.Lock] = {}
+        self._upkeep: dict[ConversationId, asyncio.Lock] = {}
+        self._lock_wait = lock_wait
+
+    def _changing(self, conversation_id: ConversationId) -> asyncio.Lock:
+        return self._changes.setdefault(conversation_id, asyncio.Lock())
+
+    # --- short-term store and archive ---
 
     async def get_window(self, conversation_id: ConversationId) -> list[Msg] | None:
         window = self._windows.get(conversation_id)
         return list(window) if window is not None else None
 
     async def save_window(self, conversation_id: ConversationId, window: Sequence[Msg]) -> None:
-        self._windows[conversation_id] = list(window)
+        async with self._changing(conversation_id):
+            self._windows[conversation_id] = list(window)
+
+    async def restore_window(self, conversation_id: ConversationId, window: Sequence[Msg]) -> list[Msg]:
+        async with self._changing(conversation_id):
+            return list(self._windows.setdefault(conversation_id, list(window)))
+
+    async def append_to_window(self, conversation_id: ConversationId, pair: Sequence[Msg]) -> bool:
+        async with self._changing(conversation_id):
+            window = self._windows.get(conversation_id)
+            if window is None:
+                return False
+            present = {m.id for m in window}
+            if not any(m.id in present for m in pair):  # a turn already there is not added twice
+                window.extend(pair)
+            return True
+
+    async def archive(self, conversation_id: ConversationId) -> list[ArchiveEntry]:
+        return sorted(self._archives.get(conversation_id, {}).values(), key=lambda e: e.created_at)
+
+    async def fold_into_archive(self, conversation_id: ConversationId, entry: ArchiveEntry) -> bool:
+        async with self._changing(conversation_id):
+            window = self._windows.get(conversation_id)
+            archive = self._archives.setdefault(conversation_id, {})
+            sources = list(entry.source_message_ids)
+            if window is None or entry.id in archive or window_turn_ids(window)[: len(sources)] != sources:
+                return False
+            self._windows[conversation_id] = window[2 * len(sources) :]
+            archive[entry.id] = entry
+            return True
 
     async def forget(self, conversation_id: ConversationId) -> None:
-        self._windows.pop(conversation_id, None)
+        async with self._changing(conversation_id):
+            for tier in (self._windows, self._archives, self._entities, self._history, self._states):
+                tier.pop(conversation_id, None)
+
+    # --- entities ---
+
+    async def entity_sheet(self, conversation_id: ConversationId) -> EntitySheet:
+        current = self._entities.get(conversation_id, {})
+        return EntitySheet(tuple(current.values()), tuple(self._history.get(conversation_id, [])))
+
+    async def record_entities(
+        self, conversation_id: ConversationId, entities: Sequence[Entity], min_confidence: float = 0.0
+    ) -> None:
+        async with self._changing(conversation_id):
+            merged, retired = merge_entities(self._entities.get(conversation_id, {}), entities, min_confidence)
+            self._entities[conversation_id] = merged
+            history = [*self._history.get(conversation_id, []), *retired]
+            self._history[conversation_id] = history[-ENTITY_HISTORY_LIMIT:]
+
+    async def remove_entity(self, conversation_id: ConversationId, kind: str) -> bool:
+        async with self._changing(conversation_id):
+            current = self._entities.get(conversation_id, {})
+            if kind not in current:
+                return False
+            del current[kind]
+            self._history[conversation_id] = [e for e in self._history.get(conversation_id, []) if e.type != kind]
+            return True
+
+    # --- upkeep ledger ---
+
+    async def upkeep_state(self, conversation_id: ConversationId) -> UpkeepState:
+        return replace(self._states.get(conversation_id, UpkeepState()))
+
+    async def save_upkeep_state(self, conversation_id: ConversationId, state: UpkeepState) -> None:
+        self._states[conversation_id] = state
+
+    @contextlib.asynccontextmanager
+    async def exclusive(self, conversation_id: ConversationId) -> AsyncIterator[None]:
+        lock = self._upkeep.setdefault(conversation_id, asyncio.Lock())
+        try:
+            async with asyncio.timeout(self._lock_wait):
+                await lock.acquire()
+        except TimeoutError as timeout:
+            raise UpkeepBusy(f"conversation {conversation_id}'s upkeep is busy") from timeout
+        try:
+            yield
+        finally:
+            lock.release()
+
+
+class InProcessEmbeddingCache(EmbeddingCache):
+    """At most `max_entries` vectors, least recently used dropped first; entries expire after `ttl` s."""
+
+    def __init__(self, max_entries: int = 10_000, ttl: float = 30 * 24 * 3600.0) -> None:
+        if max_entries < 1 or ttl <= 0:
+            raise ValueError("max_entries must be >= 1 and ttl positive")
+        self._vectors: OrderedDict[str, tuple[float, list[float]]] = OrderedDict()
+        self._max = max_entries
+        self._ttl = ttl
+
+    async def cached_vectors(self, keys: Sequence[str]) -> list[list[float] | None]:
+        now, found = time.monotonic(), list[list[float] | None]()
+        for key in keys:
+            item = self._vectors.get(key)
+            if item is None or item[0] < now:
+                self._vectors.pop(key, None)
+                found.append(None)
+                continue
+            self._vectors.move_to_end(key)
+            found.append(list(item[1]))
+        return found
+
+    async def cache_vectors(self, vectors: Mapping[str, Sequence[float]]) -> None:
+        expires = time.monotonic() + self._ttl
+        for key, vector in vectors.items():
+            self._vectors[key] = (expires, list(vector))
+            self._vectors.move_to_end(key)
+        while len(self._vectors) > self._max:
+            self._vectors.popitem(last=False)

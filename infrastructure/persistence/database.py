@@ -13,6 +13,7 @@ from sqlalchemy.engine import URL, Connection
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 from application.errors import StoreUnavailable
+from infrastructure.persistence import knowledge_rows  # noqa: F401 - registers the knowledge tables on Base
 from infrastructure.persistence.errors import (
     DATABASE_ERRORS,
     MIGRATE_HINT,

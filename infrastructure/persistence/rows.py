@@ -25,6 +25,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from domain.accounts import ApiKey, ApiKeyId
 from domain.conversation import Conversation, Message, MessageAgentThought, MessageStatus
 from domain.ids import AppId, ConversationId, MessageId, OwnerId, TaskId, ThoughtId
 from domain.messages import Usage
@@ -70,6 +71,8 @@ class MessageRow(Base):
         Index("ix_messages_conversation_created", "conversation_id", "created_at", "seq"),
         # recent_messages: a conversation's completed turns newest first, read backwards with LIMIT.
         Index("ix_messages_conversation_status_created", "conversation_id", "status", "created_at", "seq"),
+        # running_messages: the sweep looks for turns still running, oldest first.
+        Index("ix_messages_status_created", "status", "created_at"),
     )
 
     # Insertion order: breaks ties between equal created_at, so history order is stable.
@@ -187,3 +190,34 @@ def step_values(step: MessageAgentThought) -> dict[str, Any]:
         "prompt_tokens": step.usage.prompt_tokens, "completion_tokens": step.usage.completion_tokens,
         "price": step.usage.price, "latency": step.latency, "created_at": utc(step.created_at),
     }
+
+
+class ApiKeyRow(Base):
+    """An account's API key: only its SHA-256 is stored, looked up through a unique index."""
+
+    __tablename__ = "api_keys"
+    __table_args__ = (
+        Index("ix_api_keys_key_hash", "key_hash", unique=True),
+        Index("ix_api_keys_owner", "owner"),
+    )
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    owner: Mapped[str] = mapped_column(OWNER)
+    name: Mapped[str] = mapped_column(String(255))
+    key_hash: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(TIMESTAMP)
+    revoked_at: Mapped[datetime | None] = mapped_column(TIMESTAMP)
+
+
+def api_key_to_domain(row: ApiKeyRow) -> ApiKey:
+    return ApiKey(
+        id=ApiKeyId(row.id), owner=OwnerId(row.owner), name=row.name, key_hash=row.key_hash,
+        created_at=utc(row.created_at), revoked_at=_utc_or_none(row.revoked_at),
+    )
+
+
+def api_key_from_domain(key: ApiKey) -> ApiKeyRow:
+    return ApiKeyRow(
+        id=key.id, owner=key.owner, name=key.name, key_hash=key.key_hash,
+        created_at=utc(key.created_at), revoked_at=_utc_or_none(key.revoked_at),
+    )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from datetime import datetime
 
 from sqlalchemy import Select, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -94,14 +95,29 @@ class SqlAlchemyMessageStore(MessageStore):
         async with self._transaction("finish_message") as session:
             result = await session.execute(
                 update(MessageRow)
-                .where(MessageRow.id == message.id)
+                .where(MessageRow.id == message.id, MessageRow.status == MessageStatus.RUNNING.value)
                 .values(**message_outcome_values(message))
                 .execution_options(synchronize_session=False)
             )
             if result.rowcount == 0:  # type: ignore[attr-defined]
-                raise NotFound(f"Message {message.id!r} was not found.")
+                raise NotFound(f"Message {message.id!r} is not running (unknown or already finished).")
             if steps:  # one executemany INSERT, without the unit of work's per-object bookkeeping
                 await session.execute(insert(MessageAgentThoughtRow), [step_values(step) for step in steps])
+
+    async def running_messages(self, created_before: datetime, limit: int) -> list[Message]:
+        async with self._transaction("running_messages") as session:
+            rows = (
+                await session.scalars(
+                    select(MessageRow)
+                    .where(
+                        MessageRow.status == MessageStatus.RUNNING.value,
+                        MessageRow.created_at < utc(created_before),
+                    )
+                    .order_by(MessageRow.created_at, MessageRow.seq)
+                    .limit(limit)
+                )
+            ).all()
+        return [message_to_domain(row) for row in rows]
 
     async def save_summary(self, conversation: Conversation) -> None:
         # Only the summary and its time: a concurrent soft delete must not be undone by upkeep.

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
 import time
 import uuid
 from collections.abc import Coroutine
 from datetime import UTC, datetime
 from typing import Any
 
+from application.ports.api_keys import SecretSource
 from application.ports.runtime import Clock, IdGenerator, TaskSpawner
 from domain.ids import TaskId
 
@@ -55,3 +57,10 @@ class AsyncioSpawner(TaskSpawner):
             task.cancel()
         if pending:
             await asyncio.wait(pending, timeout=5)
+
+
+class TokenSecrets(SecretSource):
+    """Secrets for API keys from the operating system's CSPRNG: 32 bytes, 43 URL-safe characters."""
+
+    def new_secret(self) -> str:
+        return secrets.token_urlsafe(32)

@@ -1,60 +1,60 @@
-"""Built-in tools and the ToolBox that serves them."""
+"""The built-in tools: `current_time` and `calculator`, declared on a ToolRegistry.
+
+An agent enables them by name (`AgentConfig.tool_names`, `MEMAGENT_AGENT__TOOLS`).
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from application.ports.tools import ToolBox, ToolCallFailed
-from domain.tools import ToolCall, ToolFailure, ToolSpec
-
-ToolFunction = Callable[[Mapping[str, Any]], Awaitable[str]]
-
-
-@dataclass(frozen=True, slots=True)
-class BuiltinTool:
-    spec: ToolSpec
-    run: ToolFunction
+from application.ports.tools import ToolCallFailed
+from domain.tools import ToolFailure
+from infrastructure.tools.calculator import CalculationError, calculate, format_number
+from infrastructure.tools.registry import BuiltinTool, ToolRegistry
 
 
-async def current_time(arguments: Mapping[str, Any]) -> str:
-    zone_name = arguments.get("timezone", "UTC")
-    if not isinstance(zone_name, str):
-        raise ToolCallFailed(ToolFailure.INVALID_ARGUMENTS, "timezone must be a string, e.g. 'Europe/Paris'")
+async def current_time(timezone: str = "UTC") -> str:
+    """The current date and time in a given IANA timezone (default UTC).
+
+    Args:
+        timezone: IANA name, e.g. Europe/Paris or America/New_York.
+    """
     try:
-        zone = ZoneInfo(zone_name)
+        zone = ZoneInfo(timezone)
     except (ZoneInfoNotFoundError, ValueError) as error:
-        raise ToolCallFailed(ToolFailure.INVALID_ARGUMENTS, f"unknown timezone {zone_name!r}") from error
-    return json.dumps({"timezone": zone_name, "datetime": datetime.now(UTC).astimezone(zone).isoformat()})
+        raise ToolCallFailed(
+            ToolFailure.INVALID_ARGUMENTS, f"unknown timezone {timezone[:64]!r}; use an IANA name like Europe/Paris"
+        ) from error
+    now = datetime.now(UTC).astimezone(zone)
+    return json.dumps({"timezone": timezone, "datetime": now.isoformat(), "day_of_week": now.strftime("%A")})
 
 
-CURRENT_TIME = BuiltinTool(
-    ToolSpec(
-        name="current_time",
-        description="The current date and time in a given IANA timezone (default UTC).",
-        parameters={
-            "type": "object",
-            "properties": {"timezone": {"type": "string", "description": "IANA name, e.g. Europe/Paris"}},
-            "required": [],
-        },
-    ),
-    current_time,
-)
+def calculator(expression: str) -> str:
+    """Evaluate an arithmetic expression exactly (integers) or to 15 significant digits.
+
+    Args:
+        expression: Numbers with + - * / // % ** and parentheses, the constants pi, e and tau, and the
+            functions abs, round, min, max, sqrt, exp, log, log10, log2, sin, cos, tan, asin, acos, atan,
+            floor and ceil, e.g. "(1250 * 0.2) + sqrt(16)".
+    """
+    try:
+        value = calculate(expression)
+    except CalculationError as error:
+        raise ToolCallFailed(ToolFailure.INVALID_ARGUMENTS, str(error)) from None
+    return json.dumps({"expression": expression, "result": format_number(value)})
 
 
-class BuiltinToolBox(ToolBox):
-    def __init__(self, tools: Sequence[BuiltinTool] = (CURRENT_TIME,)) -> None:
-        self._tools = {tool.spec.name: tool for tool in tools}
+CURRENT_TIME = BuiltinTool.from_function(current_time)
+CALCULATOR = BuiltinTool.from_function(calculator)
+BUILTIN_TOOLS = (CURRENT_TIME, CALCULATOR)
 
-    def specs(self, names: Sequence[str]) -> list[ToolSpec]:
-        return [self._tools[name].spec for name in names if name in self._tools]
 
-    async def invoke(self, call: ToolCall) -> str:
-        tool = self._tools.get(call.name)
-        if tool is None:
-            raise ToolCallFailed(ToolFailure.UNKNOWN_TOOL, f"no tool named {call.name!r}")
-        return await tool.run(call.arguments)
+def builtin_tools() -> ToolRegistry:
+    """A registry of every built-in tool (a fresh one, so tests may add their own)."""
+    return ToolRegistry(BUILTIN_TOOLS)
+
+
+# The name the container and older code know.
+BuiltinToolBox = builtin_tools

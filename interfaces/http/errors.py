@@ -9,15 +9,17 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
-from application.errors import ApplicationError, Conflict, InvalidInput, NotFound
+from application.errors import ApplicationError, Conflict, InvalidInput, MalformedRequest, NotFound, Unauthorized
 
 log = logging.getLogger(__name__)
 
-_STATUS = {InvalidInput: 422, NotFound: 404, Conflict: 409}
+_STATUS = {MalformedRequest: 400, InvalidInput: 422, NotFound: 404, Conflict: 409, Unauthorized: 401}
 
 
-def error_response(status: int, code: str, message: str) -> JSONResponse:
-    return JSONResponse({"code": code, "message": message}, status_code=status)
+def error_response(
+    status: int, code: str, message: str, headers: dict[str, str] | None = None
+) -> JSONResponse:
+    return JSONResponse({"code": code, "message": message}, status_code=status, headers=headers)
 
 
 def _validation_message(error: RequestValidationError) -> tuple[str, str]:
@@ -32,7 +34,9 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ApplicationError)
     async def application_error(_: Request, error: ApplicationError) -> JSONResponse:
         status = next((s for kind, s in _STATUS.items() if isinstance(error, kind)), 503)
-        return error_response(status, error.code, error.message)
+        # RFC 6750: a 401 names the scheme the client should use.
+        headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+        return error_response(status, error.code, error.message, headers)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_: Request, error: RequestValidationError) -> JSONResponse:

@@ -3,7 +3,7 @@ from typing import Annotated
 from dependency_injector.wiring import Provide, inject
 from fastapi import APIRouter, Depends, Header, Query
 
-from application.errors import InvalidInput
+from application.errors import MalformedRequest
 from application.follow_task import FollowTask
 from application.stop_task import StopTask
 from domain.ids import OwnerId, TaskId
@@ -17,12 +17,18 @@ def _resume_point(header: str | None, query: str | None) -> int:
     raw = header if header is not None else query
     if raw is None or raw == "":
         return 0
-    if not raw.isdigit():
-        raise InvalidInput(f"Last-Event-ID must be a non-negative integer, got {raw[:40]!r}.")
+    if not (raw.isascii() and raw.isdigit()):
+        raise MalformedRequest(f"Last-Event-ID must be a non-negative integer, got {raw[:40]!r}.")
     return int(raw)
 
 
-@router.get("/api/tasks/{task_id}/events", response_class=EventSourceResponse)
+# Not `response_class=EventSourceResponse`: FastAPI would then treat this coroutine as a generator
+# endpoint; it returns the streaming response itself, after the ownership check has answered 404.
+@router.get(
+    "/api/tasks/{task_id}/events",
+    response_model=None,
+    responses={200: {"content": {"text/event-stream": {}}, "description": "the task's events as SSE"}},
+)
 @inject
 async def task_events(
     task_id: str,

@@ -5,21 +5,32 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from application.follow_task import FollowTask
-from application.recall_memory import ShortTermMemory
+from application.cached_embedder import CachedEmbedder
+from application.follow_task import FollowTask, FollowTimes
+from application.memory_upkeep import MemoryUpkeep
+from application.recall_memory import MemoryRecall, ShortTermMemory
 from application.run_chat_turn import RunChatTurn, TurnLimits
 from application.start_chat_turn import InputLimits, StartChatTurn
 from application.turn import ChatRequest, TurnHandle
+from application.turn_tools import Retrieval
+from application.turn_watch import WatchTimes
 from domain.agent import AgentConfig
 from domain.ids import AppId, ConversationId, OwnerId
+from domain.memory import MemoryPolicy
 from domain.tools import RetryPolicy
 from tests.fakes import (
     CollectingSpawner,
     FakeAgentConfigs,
     FakeClock,
+    FakeEmbedder,
+    FakeEmbeddingCache,
+    FakeEntityExtractor,
     FakeEventLog,
+    FakeKnowledgeBase,
     FakeMemoryStore,
     FakeMessageStore,
+    FakePresence,
+    FakeSummarizer,
     FakeTaskControl,
     FakeToolBox,
     ScriptedModel,
@@ -37,27 +48,43 @@ class Harness:
     config: AgentConfig = field(default_factory=lambda: AgentConfig(AppId("default")))
     tools: Mapping[str, ToolFn] = field(default_factory=dict)
     limits: TurnLimits = field(
-        default_factory=lambda: TurnLimits(stop_check_interval=0.0, retry=RetryPolicy(2, 0.0))
+        default_factory=lambda: TurnLimits(retry=RetryPolicy(2, 0.0), watch=WatchTimes(0.001))
     )
     store: FakeMessageStore = field(default_factory=FakeMessageStore)
     memory: FakeMemoryStore = field(default_factory=FakeMemoryStore)
     log: FakeEventLog = field(default_factory=FakeEventLog)
     tasks: FakeTaskControl = field(default_factory=FakeTaskControl)
+    presence: FakePresence = field(default_factory=FakePresence)
+    knowledge: FakeKnowledgeBase = field(default_factory=FakeKnowledgeBase)
     spawner: CollectingSpawner = field(default_factory=CollectingSpawner)
+    # The long-term and entity tiers (recall and upkeep), off unless a test asks for them.
+    memory_tiers: bool = False
+    policy: MemoryPolicy = field(default_factory=MemoryPolicy)
+    summarizer: FakeSummarizer = field(default_factory=FakeSummarizer)
+    extractor: FakeEntityExtractor = field(default_factory=FakeEntityExtractor)
+    embedder: FakeEmbedder = field(default_factory=FakeEmbedder)
 
     def __post_init__(self) -> None:
         clock, ids, tokenizer = FakeClock(), SequentialIds(), WordTokenizer()
         self.toolbox = FakeToolBox(self.tools)
-        short_term = ShortTermMemory(self.store, self.memory, tokenizer)
+        short_term = ShortTermMemory(self.store, self.memory, tokenizer, self.policy)
+        self.short_term, self.clock = short_term, clock
+        cached = CachedEmbedder(self.embedder, FakeEmbeddingCache())
+        self.recall = MemoryRecall(self.memory, self.memory, cached, tokenizer, self.policy)
+        self.upkeep = MemoryUpkeep(
+            self.store, short_term, self.memory, self.memory, self.memory, self.summarizer, self.extractor,
+            cached, self.spawner, clock, self.policy,
+        )
         self.run_turn = RunChatTurn(
-            self.store, short_term, self.log, self.tasks, self.model, self.toolbox, tokenizer,
-            clock, ids, self.limits,
+            self.store, short_term, self.log, self.tasks, self.presence, self.model, self.toolbox, tokenizer,
+            clock, ids, self.limits, Retrieval(self.knowledge, FakeEmbedder()),
+            self.recall if self.memory_tiers else None, self.upkeep if self.memory_tiers else None,
         )
         self.start = StartChatTurn(
             self.store, FakeAgentConfigs(self.config), self.tasks, self.run_turn, self.spawner,
             clock, ids, InputLimits(max_query_bytes=1024),
         )
-        self.follow = FollowTask(self.tasks, self.log, idle_wait=0.0)
+        self.follow = FollowTask(self.tasks, self.log, self.presence, clock, FollowTimes(0.0, 30.0))
 
     async def turn(self, query: str, conversation_id: str | None = None) -> TurnHandle:
         """Start a turn and run it to its end."""

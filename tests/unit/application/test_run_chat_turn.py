@@ -151,21 +151,48 @@ async def test_an_unexpected_bug_ends_the_turn_with_a_plain_error() -> None:
     assert "internal detail" not in stored.error
 
 
-async def test_a_stop_mid_stream_keeps_the_partial_answer_and_closes_the_model_stream() -> None:
+async def test_a_stop_while_the_model_stalls_keeps_the_partial_answer_and_closes_the_stream() -> None:
     model = ScriptedModel([[ModelChunk(text="par"), ModelChunk(text="tial"), ModelChunk(text="never")]])
     h = Harness(model)
     handle = await h.start(ChatRequest(OWNER, "long answer please"))
 
-    async def stop_after_second(index: int) -> None:
+    async def stall_after_second(index: int) -> None:
         if index == 2:
             await h.tasks.request_stop(handle.task_id, OWNER)
+            await asyncio.sleep(30)  # the model hangs mid-stream
 
-    model.on_chunk = stop_after_second
-    await h.spawner.run_all()
+    model.on_chunk = stall_after_second
+    await asyncio.wait_for(h.spawner.run_all(), 5)
     stored = h.store.messages[handle.message_id]
     assert (stored.status, stored.answer) == (MessageStatus.STOP, "partial")
     assert h.events(handle)[-1] == "stop"
     assert model.closed == 1
+
+
+async def test_a_turn_nobody_follows_any_more_is_stopped_as_if_asked() -> None:
+    model = ScriptedModel([[ModelChunk(text="part"), ModelChunk(text="never")]])
+    h = Harness(model)
+    handle = await h.start(ChatRequest(OWNER, "hello?"))
+
+    async def client_leaves(index: int) -> None:
+        if index == 1:
+            h.presence.keep_clients = False
+            h.presence.clients.clear()
+            await asyncio.sleep(30)
+
+    model.on_chunk = client_leaves
+    await asyncio.wait_for(h.spawner.run_all(), 5)
+    stored = h.store.messages[handle.message_id]
+    assert (stored.status, stored.answer) == (MessageStatus.STOP, "part")
+    assert "No client" in stored.error
+
+
+async def test_a_finished_turn_stays_replayable_by_its_owner() -> None:
+    h = Harness(ScriptedModel([HELLO]))
+    handle = await h.turn("hi")
+    assert (await h.follow.owned(handle.task_id, OWNER)).message_id == handle.message_id
+    with pytest.raises(NotFound):
+        await h.follow.owned(handle.task_id, OwnerId("mallory"))
 
 
 async def test_a_turn_past_its_limit_ends_with_timeout() -> None:

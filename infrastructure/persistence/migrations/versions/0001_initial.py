@@ -76,6 +76,7 @@ def _create_messages() -> None:
         "ix_messages_conversation_status_created", "messages",
         ["conversation_id", "status", "created_at", "seq"],
     )
+    op.create_index("ix_messages_status_created", "messages", ["status", "created_at"])
 
 
 def _create_message_agent_thoughts() -> None:
@@ -107,6 +108,7 @@ def _create_message_agent_thoughts() -> None:
 
 def downgrade() -> None:
     op.drop_table("message_agent_thoughts")
+    op.drop_index("ix_messages_status_created", table_name="messages")
     op.drop_index("ix_messages_conversation_status_created", table_name="messages")
     op.drop_index("ix_messages_conversation_created", table_name="messages")
     op.drop_table("messages")

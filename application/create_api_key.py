@@ -1,0 +1,64 @@
+"""Managing API keys: create (the key is shown once), list (never the keys), revoke."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from application.errors import InvalidInput, NotFound
+from application.ports.api_keys import ApiKeyStore, SecretSource
+from application.ports.runtime import Clock, IdGenerator
+from domain.accounts import ApiKey, ApiKeyId, check_owner, hash_api_key, make_raw_key
+from domain.errors import DomainError
+from domain.ids import OwnerId
+
+
+@dataclass(frozen=True, slots=True)
+class CreatedKey:
+    key: ApiKey
+    raw: str  # to show once; only `key.key_hash` is stored
+
+    def __repr__(self) -> str:  # a created key printed by accident must not leak the secret
+        return f"CreatedKey(key={self.key!r}, raw='mk_***')"
+
+
+class CreateApiKey:
+    def __init__(self, keys: ApiKeyStore, secrets: SecretSource, clock: Clock, ids: IdGenerator) -> None:
+        self._keys = keys
+        self._secrets = secrets
+        self._clock = clock
+        self._ids = ids
+
+    async def __call__(self, name: str, owner: str | None = None) -> CreatedKey:
+        """A new key named `name`, for `owner`, or for a new account when no owner is given."""
+        try:
+            account = check_owner(owner) if owner is not None else OwnerId(self._ids.new_id())
+            raw = make_raw_key(self._secrets.new_secret())
+            key = ApiKey(
+                id=ApiKeyId(self._ids.new_id()), owner=account, name=name.strip(),
+                key_hash=hash_api_key(raw), created_at=self._clock.now(),
+            )
+        except DomainError as broken:
+            raise InvalidInput(str(broken)) from broken
+        await self._keys.add(key)
+        return CreatedKey(key, raw)
+
+
+class ListApiKeys:
+    def __init__(self, keys: ApiKeyStore) -> None:
+        self._keys = keys
+
+    async def __call__(self, owner: OwnerId | None = None) -> list[ApiKey]:
+        return await self._keys.list_keys(owner)
+
+
+class RevokeApiKey:
+    def __init__(self, keys: ApiKeyStore, clock: Clock) -> None:
+        self._keys = keys
+        self._clock = clock
+
+    async def __call__(self, key_id: ApiKeyId) -> ApiKey:
+        """Revoked at once: the next request with it is refused. Revoking twice is harmless."""
+        revoked = await self._keys.revoke(key_id, self._clock.now())
+        if revoked is None:
+            raise NotFound(f"No API key has id {key_id!r}.")
+        return revoked

@@ -1,0 +1,98 @@
+"""Watches a running turn from beside it: a stop request, a client gone, the worker's lease.
+
+The turn's work runs as its own task, so a stop is seen even while the model stalls
+mid-stream; cancelling that task closes the upstream model call, and tokens stop being spent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import logging
+from collections.abc import Coroutine
+from dataclasses import dataclass
+from typing import Any
+
+from application.errors import ApplicationError
+from application.ports.runtime import Clock
+from application.ports.task_control import TaskControl
+from application.ports.task_presence import TaskPresence
+from domain.ids import TaskId
+
+log = logging.getLogger(__name__)
+
+
+class StopReason(enum.StrEnum):
+    REQUESTED = "requested"
+    CLIENT_GONE = "client_gone"
+
+
+class StopRequested(Exception):
+    """The turn was stopped: by its owner, or because no client followed it any more."""
+
+    def __init__(self, reason: StopReason) -> None:
+        super().__init__(reason.value)
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class WatchTimes:
+    stop_check_interval: float = 0.2
+    client_grace: float = 30.0
+    worker_lease: float = 15.0
+
+
+class TurnWatch:
+    def __init__(
+        self, tasks: TaskControl, presence: TaskPresence, clock: Clock, task_id: TaskId, times: WatchTimes
+    ) -> None:
+        self._tasks = tasks
+        self._presence = presence
+        self._clock = clock
+        self._task_id = task_id
+        self._times = times
+
+    async def run(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run `work` to its end, or raise StopRequested once it is stopped and cancelled."""
+        # Starting the turn counts as a client attached: the grace period runs from here.
+        await self._presence.client_beat(self._task_id, self._times.client_grace)
+        job = asyncio.ensure_future(work)
+        try:
+            await self._watch(job)
+        finally:
+            if not job.done():
+                job.cancel()
+                await asyncio.gather(job, return_exceptions=True)
+
+    async def _watch(self, job: asyncio.Future[None]) -> None:
+        beat_every = self._times.worker_lease / 3
+        last_beat = None
+        while True:
+            now = self._clock.monotonic()
+            if last_beat is None or now - last_beat >= beat_every:
+                last_beat = now if await self._beat() else last_beat
+            done, _ = await asyncio.wait({job}, timeout=self._times.stop_check_interval)
+            if done:
+                return job.result()
+            reason = await self._stop_reason()
+            if reason is not None:
+                raise StopRequested(reason)
+
+    async def _beat(self) -> bool:
+        try:
+            await self._presence.worker_beat(self._task_id, self._times.worker_lease)
+        except ApplicationError as failure:
+            log.warning("turn %s: could not renew its worker lease: %s", self._task_id, failure.message)
+            return False
+        return True
+
+    async def _stop_reason(self) -> StopReason | None:
+        try:
+            if await self._tasks.stop_requested(self._task_id):
+                return StopReason.REQUESTED
+            if not await self._presence.client_attached(self._task_id):
+                return StopReason.CLIENT_GONE
+        except ApplicationError as failure:
+            # A failed check is no news: the turn goes on and the next interval asks again.
+            log.warning("turn %s: could not check for a stop: %s", self._task_id, failure.message)
+        return None

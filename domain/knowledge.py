@@ -1,0 +1,68 @@
+"""Knowledge bases: datasets of documents, cut into overlapping chunks for retrieval."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from domain.errors import DomainError
+from domain.ids import OwnerId
+
+
+@dataclass(frozen=True, slots=True)
+class Dataset:
+    id: str
+    owner: OwnerId
+    name: str
+    created_at: datetime
+
+    def __post_init__(self) -> None:
+        if not self.name.strip() or len(self.name) > 200:
+            raise DomainError("a dataset needs a name of 1 to 200 characters")
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    id: str
+    dataset_id: str
+    document_id: str
+    document_name: str
+    position: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredChunk:
+    chunk: Chunk
+    score: float
+
+
+def split_into_chunks(text: str, size: int, overlap: int) -> list[str]:
+    """Cut `text` into pieces of at most `size` characters, each repeating the last `overlap`
+    characters of the one before, breaking at whitespace where one is near."""
+    if size <= 0 or not 0 <= overlap < size:
+        raise DomainError("chunk size must be positive and overlap within 0..size-1")
+    text = text.strip()
+    pieces: list[str] = []
+    start = 0
+    while start < len(text):
+        end = min(len(text), start + size)
+        if end < len(text):
+            space = text.rfind(" ", start + size // 2, end)
+            end = space if space > start else end
+        pieces.append(text[start:end].strip())
+        if end >= len(text):
+            break
+        start = max(end - overlap, start + 1)
+    return [p for p in pieces if p]
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    """Cosine similarity; 0 when either vector is all zeros."""
+    if len(a) != len(b):
+        raise DomainError(f"vectors differ in length: {len(a)} and {len(b)}")
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norm if norm else 0.0

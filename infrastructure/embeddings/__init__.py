@@ -1,0 +1,1 @@
+"""Embedders: text → vectors, behind the application's Embedder port."""

@@ -1,0 +1,68 @@
+"""Embeddings from an OpenAI-compatible `/v1/embeddings` API (OpenAI, vLLM, Ollama, …), via the openai SDK."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import openai
+from openai import AsyncOpenAI
+
+from application.ports.embedder import Embedder
+from infrastructure.models.openai_errors import ModelErrors
+
+NO_KEY = "no-key"  # local servers need none, the SDK insists on one
+
+
+class OpenAIEmbedder(Embedder):
+    def __init__(
+        self,
+        model: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 30.0,
+        dimensions: int | None = None,
+        batch_size: int = 128,
+        max_retries: int = 2,
+    ) -> None:
+        self._model = model
+        self._dimensions = dimensions
+        self._batch_size = max(1, batch_size)
+        self._client = AsyncOpenAI(base_url=base_url, api_key=api_key or NO_KEY, timeout=timeout,
+                                   max_retries=max_retries)
+        self._errors = ModelErrors(model, base_url, timeout, api_key)
+
+    @property
+    def name(self) -> str:
+        return f"openai:{self._model}" + (f":{self._dimensions}" if self._dimensions else "")
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        vectors: list[list[float]] = []
+        for start in range(0, len(texts), self._batch_size):
+            # The API refuses empty strings; a space embeds as "nothing".
+            batch = [text if text.strip() else " " for text in texts[start : start + self._batch_size]]
+            extra: dict[str, Any] = {"dimensions": self._dimensions} if self._dimensions else {}
+            try:
+                response = await self._client.embeddings.create(model=self._model, input=batch, **extra)
+            except openai.OpenAIError as error:
+                raise self._errors.translate(error) from error
+            ordered = sorted(response.data, key=lambda item: item.index)
+            if len(ordered) != len(batch):
+                raise self._errors.translate(ValueError(f"{len(ordered)} vectors for {len(batch)} texts"))
+            vectors.extend([float(x) for x in item.embedding] for item in ordered)
+        return vectors
+
+    async def close(self) -> None:
+        await self._client.close()
+
+
+def openai_embedder(embeddings: Mapping[str, Any], llm: Mapping[str, Any]) -> OpenAIEmbedder:
+    """From the plain settings: the embeddings' own base URL and key, else the chat model's."""
+    return OpenAIEmbedder(
+        model=str(embeddings["model"]),
+        base_url=embeddings.get("base_url") or llm.get("base_url"),
+        api_key=embeddings.get("api_key") or llm.get("api_key"),
+        timeout=float(embeddings.get("timeout") or 30.0),
+        dimensions=embeddings.get("dimensions"),
+        batch_size=int(embeddings.get("batch_size") or 128),
+    )

@@ -1,0 +1,126 @@
+"""The offline summariser: extractive, so memory works without an LLM.
+
+It keeps the user's own sentences — scored for what a summary must keep (facts about the
+user, decisions, preferences, unfinished tasks: first-person statements, "my …", "remind
+me …", names, numbers, dates) — drops small talk, and trims to the bound, dropping the
+least salient (then the oldest) sentences first. A newer sentence that states a single-valued
+fact again ("my X is …", a name, a city, an employer… as the rule-based extractor reads them)
+replaces the older one. The assistant's words are not kept: offline, they are scripted.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+
+from application.ports.memory_models import Summarizer
+from domain.memory import Exchange, SummaryLimit, is_cjk
+from infrastructure.memory.rule_entity_extractor import sentence_entities
+
+_SPLIT = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
+_SMALL_TALK = re.compile(
+    r"^(?:hi|hello|hey|yo|thanks|thank you|thx|ok|okay|k|cool|great|nice|awesome|lol|haha|hmm|sure|yes|no|"
+    r"yeah|yep|nope|good (?:morning|afternoon|evening|night)|bye|goodbye|see you|how are you|how's it going|"
+    r"what's up|you're welcome|no problem|sounds good|got it|tell me a joke|你好|谢谢|好的|再见)\b",
+    re.IGNORECASE,
+)
+_CUES = re.compile(
+    r"\b(?:my|mine|i'm|i am|i've|i have|i live|i work|i prefer|i like|i love|i hate|i need|i must|i should|"
+    r"i want|i will|i'll|remind me|don't forget|do not forget|deadline|decided|agreed|let's|plan|booked|book|"
+    r"appointment|meeting|birthday|allergic|vegan|vegetarian|favou?rite|call me|todo|to-do|still|later|"
+    r"tomorrow|today|tonight|next week|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
+    r"|[\w.+-]+@[\w-]+\.\w+|\d|我|要|需要|喜欢|名字|住|明天|后天",
+    re.IGNORECASE,
+)
+_REQUEST = re.compile(r"\b(?:remind me|don't let me forget|i (?:still )?(?:need|have) to)\b", re.IGNORECASE)
+_PROPER = re.compile(r"(?<!^)(?<![.!?]\s)\b[A-Z][a-z]+")
+_MANY_VALUED = {"task", "date", "likes", "dislikes", "preference", "allergy"}
+_ANY_DAY = date(2000, 1, 1)  # dates are not compared, only the types stated
+_MY_SUBJECT = re.compile(r"^(?:\w+,?\s+)?(my\s+(?:[\w'-]+\s+){0,3}?[\w'-]+)\s+(?:is|are|was)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class _Sentence:
+    text: str
+    score: float
+    order: int
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SPLIT.split(text) if s and s.strip()]
+
+
+def salience(sentence: str) -> float:
+    """0 for small talk, more for each cue that a summary should keep it."""
+    words = sentence.split()
+    if _SMALL_TALK.match(sentence.strip()) and len(words) <= 6:
+        return 0.0
+    cues = len(_CUES.findall(sentence)) + len(_PROPER.findall(sentence))
+    if sentence.rstrip().endswith(("?", "？")) and not _REQUEST.search(sentence):
+        return 0.0  # a question holds no fact, unless it asks for a task ("can you remind me to…?")
+    if not cues and len(words) < 4 and not is_cjk(sentence):
+        return 0.0
+    return 1.0 + cues
+
+
+def _subjects(sentence: str) -> set[str]:
+    """What a sentence states that can only have one value: "my X is …" subjects and the extractor's
+    single-valued types (name, city, employer…). A newer sentence stating one replaces the older."""
+    found = {f"my {' '.join(m.group(1).casefold().split())}"} if (m := _MY_SUBJECT.match(sentence.strip())) else set()
+    for kind, _, confidence in sentence_entities(sentence, _ANY_DAY):
+        if kind not in _MANY_VALUED and confidence >= 0.7:
+            found.add(kind)
+    return found
+
+
+def _key(sentence: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", sentence.casefold()).split())
+
+
+def select(candidates: Sequence[str], limit: SummaryLimit) -> str:
+    """The candidates (oldest first) that fit the bound, in their order."""
+    seen: dict[str, _Sentence] = {}
+    by_subject: dict[str, str] = {}
+    for order, text in enumerate(candidates):
+        score = salience(text)
+        key = _key(text)
+        if score <= 0 or not key:
+            continue
+        seen.pop(key, None)
+        for subject in _subjects(text):
+            if subject in by_subject:
+                seen.pop(by_subject[subject], None)  # said again: the newer sentence replaces the older
+            by_subject[subject] = key
+        seen[key] = _Sentence(text, score, order)
+    # Keep the most salient first, the newer on a tie, while the bound allows.
+    ranked = sorted(seen.values(), key=lambda s: (-s.score, -s.order))
+    kept: list[_Sentence] = []
+    for sentence in ranked:
+        trial = " ".join(s.text for s in sorted([*kept, sentence], key=lambda s: s.order))
+        if limit.fits(trial):
+            kept.append(sentence)
+    if not kept and ranked:  # even the best sentence is too long: cut it
+        return limit.trim(ranked[0].text)
+    return "".join(_join(sorted(kept, key=lambda s: s.order)))
+
+
+def _join(kept: Sequence[_Sentence]) -> list[str]:
+    out: list[str] = []
+    for sentence in kept:
+        text = sentence.text if sentence.text[-1] in ".!?。！？" else sentence.text + "."
+        out.append(text if not out or is_cjk(text) else " " + text)
+    return out
+
+
+def _user_sentences(exchanges: Sequence[Exchange]) -> list[str]:
+    return [s for exchange in exchanges for s in sentences(exchange.query)]
+
+
+class ExtractiveSummarizer(Summarizer):
+    async def update(self, summary: str, exchanges: Sequence[Exchange], limit: SummaryLimit) -> str:
+        return select([*sentences(summary), *_user_sentences(exchanges)], limit)
+
+    async def condense(self, exchanges: Sequence[Exchange], limit: SummaryLimit) -> str:
+        return select(_user_sentences(exchanges), limit)

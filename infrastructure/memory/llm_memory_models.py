@@ -1,0 +1,129 @@
+"""The summariser and the entity extractor over any ChatModel (OpenAI-compatible, AgentScope).
+
+The extractor offers one tool, `record_entities`, whose JSON Schema is the output shape
+`{intent, entities: [{type, value, confidence}]}`, and asks the model to call it. A model
+without native tool calls is asked for that JSON object as plain text instead. Whatever comes
+back is returned raw: the upkeep validates it (`domain.entity_extraction.read_extraction`).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+
+from application.ports.chat_model import ChatModel
+from application.ports.memory_models import EntityExtractor, Summarizer
+from domain.memory import Exchange, SummaryLimit
+from domain.messages import Msg, Role, text_msg
+from domain.tools import ToolCall, ToolSpec
+
+log = logging.getLogger(__name__)
+
+SUMMARY_INSTRUCTIONS = (
+    "You keep the running summary of a conversation between a user and an assistant. Rewrite the "
+    "summary so that it also covers the new exchanges. Keep facts about the user, decisions taken, the "
+    "user's preferences and tasks that are not finished yet; drop tasks that were finished. Drop small "
+    "talk, greetings and pleasantries. When something new contradicts the summary, keep only the new "
+    "version. Write plain third-person sentences in the conversation's language, {limit}. Answer with "
+    "the summary only."
+)
+ARCHIVE_INSTRUCTIONS = (
+    "Summarise this part of an earlier conversation between a user and an assistant, so that it can be "
+    "found and used later. Keep facts about the user, decisions, preferences and unfinished tasks, with "
+    "names, numbers and dates as they were said. Drop small talk. Write plain third-person sentences in "
+    "the conversation's language, {limit}. Answer with the summary only."
+)
+EXTRACTION_TOOL = "record_entities"
+EXTRACTION_SPEC = ToolSpec(
+    name=EXTRACTION_TOOL,
+    description="Record the user's intent and the entities (facts about the user) stated in the message.",
+    parameters={
+        "type": "object",
+        "properties": {
+            "intent": {"type": "string", "description": "what the user wants, in one or two words"},
+            "entities": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "type": {"type": "string", "description": "snake_case, e.g. name, date, city, email"},
+                        "value": {"type": "string"},
+                        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+                    },
+                    "required": ["type", "value", "confidence"],
+                    "additionalProperties": False,
+                },
+            },
+        },
+        "required": ["intent", "entities"],
+        "additionalProperties": False,
+    },
+)
+EXTRACTION_INSTRUCTIONS = (
+    "Extract what the user's latest message states about the user or their request: name, dates, places, "
+    "contact details, preferences, plans and unfinished tasks. Use short snake_case types (name, date, "
+    "city, email, favourite_colour, task…) and reuse a type when the user changes its value (\"make it the "
+    "day after tomorrow\" is a new `date`). Resolve relative dates against {today} when you can, keeping "
+    "the user's words too. Confidence is within 0 and 1: how sure you are that the user means it. State "
+    "nothing you would have to guess; questions state no facts. "
+)
+TOOL_ASK = f"Call the `{EXTRACTION_TOOL}` tool exactly once, with an empty list when there is nothing."
+JSON_ASK = (
+    'Answer with only a JSON object: {"intent": "...", "entities": [{"type": "...", "value": "...", '
+    '"confidence": 0.9}]} — an empty list when there is nothing.'
+)
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+
+
+def _exchanges(exchanges: Sequence[Exchange]) -> str:
+    return "\n".join(f"User: {e.query}\nAssistant: {e.answer}" for e in exchanges)
+
+
+async def _complete(model: ChatModel, messages: Sequence[Msg], tools: Sequence[ToolSpec]) -> tuple[str, list[ToolCall]]:
+    text, calls = [], list[ToolCall]()
+    async for chunk in model.stream(messages, tools):
+        text.append(chunk.text)
+        calls.extend(chunk.tool_calls)
+        if chunk.usage is not None:
+            log.debug("memory upkeep call: %s prompt + %s completion tokens, %s USD",
+                      chunk.usage.prompt_tokens, chunk.usage.completion_tokens, chunk.usage.price)
+    return "".join(text).strip(), calls
+
+
+class LLMSummarizer(Summarizer):
+    def __init__(self, model: ChatModel) -> None:
+        self._model = model
+
+    async def update(self, summary: str, exchanges: Sequence[Exchange], limit: SummaryLimit) -> str:
+        ask = f"Current summary:\n{summary.strip() or '(none yet)'}\n\nNew exchanges:\n{_exchanges(exchanges)}"
+        return await self._ask(SUMMARY_INSTRUCTIONS.format(limit=limit.describe()), ask, exchanges)
+
+    async def condense(self, exchanges: Sequence[Exchange], limit: SummaryLimit) -> str:
+        return await self._ask(ARCHIVE_INSTRUCTIONS.format(limit=limit.describe()), _exchanges(exchanges), exchanges)
+
+    async def _ask(self, instructions: str, ask: str, exchanges: Sequence[Exchange]) -> str:
+        at = exchanges[-1].at
+        messages = [text_msg("summary:system", Role.SYSTEM, instructions, at),
+                    text_msg("summary:user", Role.USER, ask, at)]
+        text, _ = await _complete(self._model, messages, [])
+        return text
+
+
+class LLMEntityExtractor(EntityExtractor):
+    def __init__(self, model: ChatModel) -> None:
+        self._model = model
+
+    async def extract(self, exchange: Exchange) -> object:
+        native = self._model.capabilities.tool_call
+        instructions = EXTRACTION_INSTRUCTIONS.format(today=exchange.at.date().isoformat())
+        instructions += TOOL_ASK if native else JSON_ASK
+        ask = f"The user's message:\n{exchange.query}\n\nThe assistant's reply (context only):\n{exchange.answer}"
+        messages = [text_msg("entities:system", Role.SYSTEM, instructions, exchange.at),
+                    text_msg("entities:user", Role.USER, ask, exchange.at)]
+        text, calls = await _complete(self._model, messages, [EXTRACTION_SPEC] if native else [])
+        for call in calls:
+            if call.name == EXTRACTION_TOOL:
+                return dict(call.arguments)
+        fenced = _FENCE.search(text)
+        return fenced.group(1).strip() if fenced else text

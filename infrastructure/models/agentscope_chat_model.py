@@ -1,0 +1,154 @@
+"""A chat model from `agentscope.model` (OpenAIChatModel, DashScopeChatModel, AnthropicChatModel…)
+behind the ChatModel port.
+
+The AgentScope model is built on first use: importing `agentscope.model` takes seconds and
+building it may fail on settings, neither of which should slow or break start-up when
+another provider is chosen. AgentScope retries by itself (fixed delay, `max_retries` from
+our settings unless its kwargs say otherwise), so the SDK's own retries are turned off.
+It also swallows cancellation, answering an "interrupted" response instead; the adapter
+turns that back into `CancelledError` so that stopping a turn stops it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from contextlib import aclosing
+from typing import TYPE_CHECKING, Any
+
+from agentscope import message as am
+
+from application.errors import ModelError
+from application.ports.chat_model import ChatModel, ModelChunk
+from domain.agent import ModelCapabilities
+from domain.messages import Msg
+from domain.tools import ToolCall, ToolSpec
+from infrastructure.models.agentscope_convert import to_agentscope
+from infrastructure.models.openai_convert import openai_tools
+from infrastructure.models.openai_errors import ModelErrors
+from infrastructure.models.provider_config import NO_KEY, ProviderConfig
+from infrastructure.models.tool_calls import parse_arguments
+from infrastructure.models.tool_names import ToolNames
+
+if TYPE_CHECKING:
+    from agentscope.model import ChatModelBase, ChatResponse
+
+INTERRUPTED = "interrupted"
+
+
+class AgentScopeChatModel(ChatModel):
+    def __init__(self, config: ProviderConfig, class_name: str, kwargs: Mapping[str, Any]) -> None:
+        self._config = config
+        self._class_name = class_name
+        self._kwargs = dict(kwargs)
+        self._model: ChatModelBase | None = None
+        self._errors = ModelErrors(config.model, config.base_url, config.timeout, config.api_key)
+
+    @property
+    def name(self) -> str:
+        return self._config.model
+
+    @property
+    def capabilities(self) -> ModelCapabilities:
+        return self._config.capabilities
+
+    async def stream(self, messages: Sequence[Msg], tools: Sequence[ToolSpec]) -> AsyncGenerator[ModelChunk, None]:
+        names = ToolNames.of(tools, messages)
+        reply = await self._call(messages, tools, names)
+        if not isinstance(reply, AsyncGenerator):  # built with stream=False: one whole response
+            for text in _texts(reply):
+                yield ModelChunk(text=text)
+            final: ChatResponse | None = reply
+        else:
+            final = None
+            async with aclosing(reply):  # on our aclose() too: AgentScope then closes its HTTP stream
+                try:
+                    async for response in reply:
+                        if response.is_last:  # the whole reply again, with its usage
+                            final = response
+                            continue
+                        for text in _texts(response):
+                            yield ModelChunk(text=text)
+                except Exception as error:
+                    raise self._errors.translate(error) from error
+        for chunk in self._ending(final, names):
+            yield chunk
+
+    async def aclose(self) -> None:
+        """Closes the SDK client of a model that was built; call it on the loop that used it."""
+        client = getattr(self._model, "client", None)
+        close = getattr(client, "close", None)
+        if close is not None:
+            await close()
+
+    async def _call(
+        self, messages: Sequence[Msg], tools: Sequence[ToolSpec], names: ToolNames
+    ) -> ChatResponse | AsyncGenerator[ChatResponse, None]:
+        model = self._agentscope_model()
+        try:
+            return await model(to_agentscope(messages, names.wire), tools=openai_tools(tools, names) or None)
+        except Exception as error:
+            raise self._errors.translate(error) from error
+
+    def _ending(self, final: ChatResponse | None, names: ToolNames) -> list[ModelChunk]:
+        if final is None or final.finished_reason == INTERRUPTED:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise asyncio.CancelledError
+            raise ModelError(f"Model {self._config.model!r} failed: its reply was interrupted.")
+        calls = tuple(
+            ToolCall(block.id, names.domain(block.name), parse_arguments(block.input))
+            for block in final.content
+            if isinstance(block, am.ToolCallBlock)
+        )
+        ending = [ModelChunk(tool_calls=calls)] if calls else []
+        if final.usage is not None:
+            ending.append(
+                ModelChunk(usage=self._config.price.usage(final.usage.input_tokens, final.usage.output_tokens))
+            )
+        return ending
+
+    def _agentscope_model(self) -> ChatModelBase:
+        if self._model is None:
+            try:
+                self._model = build_agentscope_model(self._class_name, self._kwargs, self._config)
+            except ModelError:
+                raise
+            except Exception as error:  # bad kwargs, a missing optional SDK…
+                raise self._errors.translate(error) from error
+        return self._model
+
+
+def _texts(response: ChatResponse) -> list[str]:
+    return [block.text for block in response.content if isinstance(block, am.TextBlock) and block.text]
+
+
+def build_agentscope_model(class_name: str, kwargs: Mapping[str, Any], config: ProviderConfig) -> ChatModelBase:
+    """`kwargs` may hold `credential` and `parameters` as dicts; our settings fill what they omit."""
+    from agentscope import model as models
+
+    cls = getattr(models, class_name, None)
+    if not (isinstance(cls, type) and issubclass(cls, models.ChatModelBase)):
+        raise ModelError(f"agentscope.model has no chat model class {class_name!r}.")
+    options = dict(kwargs)
+    accepted = inspect.signature(cls.__init__).parameters
+    credential = _credential(accepted["credential"].annotation, options.pop("credential", {}), config)
+    parameters = dict(options.pop("parameters", {}))
+    if "temperature" in cls.Parameters.model_fields:
+        parameters.setdefault("temperature", config.temperature)
+    options.setdefault("max_retries", config.max_retries)
+    options.setdefault("retry_delay", config.retry_initial_delay)
+    if "client_kwargs" in accepted:
+        options["client_kwargs"] = {
+            "timeout": config.timeout,
+            "max_retries": 0,
+            **options.get("client_kwargs", {}),
+        }
+    return cls(credential=credential, model=config.model, parameters=cls.Parameters(**parameters), **options)
+
+
+def _credential(credential_class: Any, given: Mapping[str, Any], config: ProviderConfig) -> Any:
+    ours = {"api_key": config.api_key or NO_KEY, "base_url": config.base_url}
+    fields = credential_class.model_fields
+    return credential_class(**{k: v for k, v in ours.items() if k in fields and v is not None} | dict(given))

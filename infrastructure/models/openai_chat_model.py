@@ -1,0 +1,135 @@
+"""A chat model behind an OpenAI-compatible Chat Completions API (OpenAI, DeepSeek, Qwen,
+Ollama, vLLM…), streamed.
+
+Retries are ours, not the SDK's: a call that fails before its first chunk (429, 5xx, a
+connection error or timeout) is tried again with jittered exponential backoff, honouring
+the server's Retry-After up to a cap; once a chunk is out, a failure is final, since the
+user has already seen part of an answer that a new call would not continue.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncGenerator, Sequence
+from typing import Any
+
+import httpx2
+import openai
+from openai import AsyncOpenAI, AsyncStream
+from openai.types.chat import ChatCompletionChunk
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+from tenacity.wait import wait_random_exponential
+
+from application.ports.chat_model import ChatModel, ModelChunk
+from domain.agent import ModelCapabilities
+from domain.messages import Msg
+from domain.tools import ToolSpec
+from infrastructure.models.openai_convert import openai_messages, openai_tools
+from infrastructure.models.openai_errors import ModelErrors, is_transient, retry_after
+from infrastructure.models.openai_stream import ChunkReader
+from infrastructure.models.provider_config import NO_KEY, ProviderConfig
+from infrastructure.models.tool_names import ToolNames
+
+# What the SDK raises (it lets JSON errors and, rarely, transport errors through unwrapped).
+_FAILURES = (openai.OpenAIError, json.JSONDecodeError, httpx2.HTTPError)
+
+
+class _Upstream:
+    """An open stream whose first chunk has already been read (it decided the retries)."""
+
+    def __init__(self, stream: AsyncStream[ChatCompletionChunk], first: ChatCompletionChunk | None) -> None:
+        self._stream = stream
+        self._next = first
+
+    async def next(self) -> ChatCompletionChunk | None:
+        chunk, self._next = self._next, None
+        if chunk is None:
+            chunk = await anext(self._stream, None)
+        return chunk
+
+    async def close(self) -> None:
+        """Closes the HTTP response: the server sees the client hang up and stops generating."""
+        await self._stream.close()
+
+
+class OpenAIChatModel(ChatModel):
+    def __init__(self, config: ProviderConfig) -> None:
+        self._config = config
+        self._client = AsyncOpenAI(
+            base_url=config.base_url, api_key=config.api_key or NO_KEY, timeout=config.timeout, max_retries=0
+        )
+        self._errors = ModelErrors(config.model, config.base_url, config.timeout, config.api_key)
+        self._backoff = wait_random_exponential(multiplier=config.retry_initial_delay, max=config.retry_max_delay)
+
+    @property
+    def name(self) -> str:
+        return self._config.model
+
+    @property
+    def capabilities(self) -> ModelCapabilities:
+        return self._config.capabilities
+
+    async def stream(self, messages: Sequence[Msg], tools: Sequence[ToolSpec]) -> AsyncGenerator[ModelChunk, None]:
+        names = ToolNames.of(tools, messages)
+        upstream = await self._connect(self._request(messages, tools, names))
+        reader = ChunkReader(names, self._config.price)
+        try:
+            while (chunk := await self._read(upstream)) is not None:
+                if text := reader.feed(chunk):
+                    yield ModelChunk(text=text)
+            for tail in reader.finish():
+                yield tail
+        finally:  # also on aclose() and cancellation
+            await upstream.close()
+
+    async def aclose(self) -> None:
+        """Closes the connection pool; call it on the event loop that used the model."""
+        await self._client.close()
+
+    def _request(self, messages: Sequence[Msg], tools: Sequence[ToolSpec], names: ToolNames) -> dict[str, Any]:
+        request: dict[str, Any] = {
+            "model": self._config.model,
+            "messages": openai_messages(messages, names),
+            "temperature": self._config.temperature,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if tools:
+            request["tools"] = openai_tools(tools, names)
+        return request
+
+    async def _connect(self, request: dict[str, Any]) -> _Upstream:
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self._config.max_retries + 1),
+            wait=self._wait,
+            retry=retry_if_exception(is_transient),
+            reraise=True,
+        )
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    return await self._open(request)
+        except _FAILURES as error:
+            raise self._errors.translate(error) from error
+        raise AssertionError("unreachable: tenacity either returns or re-raises")
+
+    async def _open(self, request: dict[str, Any]) -> _Upstream:
+        stream = await self._client.chat.completions.create(**request)
+        try:
+            first = await anext(stream, None)
+        except BaseException:
+            await stream.close()
+            raise
+        return _Upstream(stream, first)
+
+    async def _read(self, upstream: _Upstream) -> ChatCompletionChunk | None:
+        try:
+            return await upstream.next()
+        except _FAILURES as error:
+            raise self._errors.translate(error) from error
+
+    def _wait(self, state: RetryCallState) -> float:
+        """Our jittered backoff, or longer if the server asked, never above the cap."""
+        error = state.outcome.exception() if state.outcome else None
+        asked = retry_after(error) or 0.0
+        return min(max(self._backoff(state), asked), self._config.retry_max_delay)

@@ -1,0 +1,74 @@
+"""Domain messages and tool specs → the OpenAI Chat Completions request body. Pure functions."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from domain.messages import ImageBlock, Msg, Role, TextBlock, ToolResultBlock, ToolUseBlock
+from domain.tools import ToolSpec
+from infrastructure.models.tool_names import ToolNames
+
+
+def openai_tools(tools: Sequence[ToolSpec], names: ToolNames) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": names.wire(tool.name),
+                "description": tool.description,
+                "parameters": dict(tool.parameters),
+            },
+        }
+        for tool in tools
+    ]
+
+
+def openai_messages(messages: Sequence[Msg], names: ToolNames) -> list[dict[str, Any]]:
+    """One message per Msg, except that each tool result is a `tool` message of its own."""
+    converted: list[dict[str, Any]] = []
+    for msg in messages:
+        if msg.role is not Role.TOOL:
+            converted.append(_message(msg, names))
+        converted.extend(
+            {"role": "tool", "tool_call_id": block.tool_use_id, "content": block.output}
+            for block in msg.content
+            if isinstance(block, ToolResultBlock)
+        )
+    return converted
+
+
+def _message(msg: Msg, names: ToolNames) -> dict[str, Any]:
+    if msg.role is Role.SYSTEM:
+        # a plain string: several OpenAI-compatible servers reject list content on `system`
+        return {"role": "system", "content": msg.text}
+    if msg.role is Role.USER:
+        return {"role": "user", "content": _user_content(msg)}
+    calls = [
+        {
+            "id": block.id,
+            "type": "function",
+            "function": {"name": names.wire(block.name), "arguments": json.dumps(dict(block.input))},
+        }
+        for block in msg.content
+        if isinstance(block, ToolUseBlock)
+    ]
+    # `content: null` is how OpenAI itself sends an assistant turn that only calls tools
+    message: dict[str, Any] = {"role": "assistant", "content": msg.text or (None if calls else "")}
+    if calls:
+        message["tool_calls"] = calls
+    return message
+
+
+def _user_content(msg: Msg) -> str | list[dict[str, Any]]:
+    """A string for text only (what every server accepts), content parts when there are images."""
+    if not any(isinstance(block, ImageBlock) for block in msg.content):
+        return msg.text
+    parts: list[dict[str, Any]] = []
+    for block in msg.content:
+        if isinstance(block, TextBlock):
+            parts.append({"type": "text", "text": block.text})
+        elif isinstance(block, ImageBlock):
+            parts.append({"type": "image_url", "image_url": {"url": block.url}})
+    return parts

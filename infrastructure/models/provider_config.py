@@ -1,0 +1,69 @@
+"""The settings a provider adapter needs, as one plain value built from `Settings.llm`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from domain.agent import ModelCapabilities
+from domain.messages import Usage
+from infrastructure.models.capabilities import capabilities_for
+
+
+@dataclass(frozen=True, slots=True)
+class TokenPrice:
+    """USD per million tokens."""
+
+    input: float
+    output: float
+
+    def usage(self, prompt_tokens: int, completion_tokens: int) -> Usage:
+        price = (prompt_tokens * self.input + completion_tokens * self.output) / 1_000_000
+        return Usage(prompt_tokens, completion_tokens, round(price, 10))
+
+
+FREE = TokenPrice(0.0, 0.0)
+# Local servers (Ollama, vLLM) need no key, but the SDKs refuse to start without one.
+NO_KEY = "no-key"
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderConfig:
+    model: str
+    base_url: str | None = None
+    api_key: str | None = field(default=None, repr=False)  # never in a log line or a traceback
+    temperature: float = 0.7
+    timeout: float = 60.0
+    max_retries: int = 2
+    retry_initial_delay: float = 0.5
+    retry_max_delay: float = 8.0
+    capabilities: ModelCapabilities = field(default_factory=ModelCapabilities)
+    price: TokenPrice = FREE
+
+
+def price_for(model: str, table: Mapping[str, Mapping[str, float]]) -> TokenPrice:
+    """The entry for `model`, else for the longest name it starts with (a dated snapshot like
+    `gpt-4o-mini-2024-07-18` costs what `gpt-4o-mini` costs); a model not listed is free."""
+    matches = [name for name in table if model.startswith(name)]
+    if not matches:
+        return FREE
+    entry = table[max(matches, key=len)]
+    return TokenPrice(float(entry["input"]), float(entry["output"]))
+
+
+def provider_config(llm: Mapping[str, Any]) -> ProviderConfig:
+    """From the plain `llm` settings the container holds (the API key already unwrapped)."""
+    model = str(llm["model"])
+    return ProviderConfig(
+        model=model,
+        base_url=llm.get("base_url"),
+        api_key=llm.get("api_key"),
+        temperature=float(llm["temperature"]),
+        timeout=float(llm["timeout"]),
+        max_retries=int(llm["max_retries"]),
+        retry_initial_delay=float(llm["retry_initial_delay"]),
+        retry_max_delay=float(llm["retry_max_delay"]),
+        capabilities=capabilities_for(model, llm.get("capabilities") or {}),
+        price=price_for(model, llm.get("prices") or {}),
+    )

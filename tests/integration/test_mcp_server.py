@@ -1,0 +1,168 @@
+"""memagent as an MCP server, driven with the official SDK client: `python -m interfaces.cli mcp` over
+stdio, and the Streamable HTTP endpoint of the running service (API keys required)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import httpx2
+import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import CallToolResult, TextContent
+
+from tests.service import ROOT, Service, running_service, service_env
+
+pytestmark = pytest.mark.integration
+
+
+def text_of(result: CallToolResult) -> str:
+    return "\n".join(c.text for c in result.content if isinstance(c, TextContent))
+
+
+def data(result: CallToolResult) -> dict[str, Any]:
+    assert not result.is_error, text_of(result)
+    assert isinstance(result.structured_content, dict)
+    return result.structured_content
+
+
+def stdio_params(db_url: str, *args: str) -> StdioServerParameters:
+    env = service_env({"MEMAGENT_DATABASE__URL": db_url})
+    env = {k: v for k, v in env.items() if k in ("PATH", "HOME", "LANG") or k.startswith("MEMAGENT_")}
+    return StdioServerParameters(command=sys.executable, args=["-m", "interfaces.cli", "mcp", *args], env=env,
+                                 cwd=str(ROOT))
+
+
+async def test_stdio_chat_memory_and_search_for_the_local_owner_and_another(tmp_path: Path) -> None:
+    db_url = f"sqlite+aiosqlite:///{tmp_path / 'memagent.db'}"
+    async with stdio_client(stdio_params(db_url)) as streams, ClientSession(*streams) as session:
+        await session.initialize()
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        assert set(tools) == {"chat", "get_memory", "search_memory"}
+        assert tools["chat"].input_schema["required"] == ["query"]
+
+        first = data(await session.call_tool("chat", {"query": "My favourite colour is teal."}))
+        assert first["status"] == "normal"
+        assert "not a real LLM" in first["answer"]
+        conversation = first["conversation_id"]
+        second = data(await session.call_tool(
+            "chat", {"query": "Parking is behind the building.", "conversation_id": conversation}
+        ))
+        assert second["conversation_id"] == conversation
+        assert "My favourite colour is teal." in second["answer"]  # the scripted model names the earlier turn
+
+        memory = data(await session.call_tool("get_memory", {"conversation_id": conversation}))
+        assert [t["query"] for t in memory["short_term"]] == [
+            "My favourite colour is teal.", "Parking is behind the building."
+        ]
+        assert "summary" in memory
+
+        found = data(await session.call_tool(
+            "search_memory", {"conversation_id": conversation, "query": "which colour", "top_k": 1}
+        ))
+        assert [r["query"] for r in found["results"]] == ["My favourite colour is teal."]
+
+        missing = await session.call_tool("get_memory", {"conversation_id": "no-such-conversation"})
+        assert missing.is_error
+        assert "not_found" in text_of(missing)
+
+    # Another owner, same database: the conversation is not found, exactly like one that does not exist.
+    async with stdio_client(stdio_params(db_url, "--owner", "bob")) as streams, ClientSession(*streams) as session:
+        await session.initialize()
+        theirs = await session.call_tool("get_memory", {"conversation_id": conversation})
+        assert theirs.is_error
+        assert "not_found" in text_of(theirs)
+
+
+def test_an_invalid_owner_is_refused_before_serving(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "interfaces.cli", "mcp", "--owner", "two words"], cwd=ROOT, capture_output=True,
+        text=True, timeout=60, check=False,
+        env=service_env({"MEMAGENT_DATABASE__URL": f"sqlite+aiosqlite:///{tmp_path / 'm.db'}"}),
+    )
+    assert done.returncode == 2
+    assert "owner id" in done.stderr
+    assert done.stdout == ""
+
+
+@dataclass(frozen=True)
+class Key:
+    raw: str
+    owner: str
+
+
+def create_key(db_url: str, name: str) -> Key:
+    done = subprocess.run(
+        [sys.executable, "-m", "interfaces.cli", "keys", "create", name], cwd=ROOT, capture_output=True, text=True,
+        timeout=60, check=False,
+        env=service_env({"MEMAGENT_DATABASE__URL": db_url, "MEMAGENT_AUTH__REQUIRE_KEYS": "true"}),
+    )
+    assert done.returncode == 0, done.stderr
+    fields = dict(line.split(maxsplit=1) for line in done.stdout.splitlines())
+    return Key(fields["key"], fields["owner"])
+
+
+@pytest.fixture(scope="module")
+def keyed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Service, Key, Key]]:
+    folder = tmp_path_factory.mktemp("mcp-http")
+    db_url = f"sqlite+aiosqlite:///{folder / 'memagent.db'}"
+    alice, bob = create_key(db_url, "alice"), create_key(db_url, "bob")
+    env = {"MEMAGENT_DATABASE__URL": db_url, "MEMAGENT_AUTH__REQUIRE_KEYS": "true"}
+    with running_service(env, folder) as service:
+        yield service, alice, bob
+
+
+def session_for(service: Service, key: Key) -> tuple[httpx2.AsyncClient, str]:
+    return httpx2.AsyncClient(headers={"Authorization": f"Bearer {key.raw}"}, timeout=30), f"{service.base_url}/mcp/"
+
+
+def test_the_http_endpoint_refuses_a_request_without_a_valid_key(keyed: tuple[Service, Key, Key]) -> None:
+    service = keyed[0]
+    for headers in ({}, {"Authorization": "Bearer mk_not-a-real-key"}):
+        response = httpx.post(f"{service.base_url}/mcp/", headers=headers, timeout=10,
+                              json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}})
+        assert response.status_code == 401
+        assert response.headers["www-authenticate"] == "Bearer"
+        assert response.json()["code"] == "unauthorized"
+
+
+async def test_the_http_endpoint_acts_for_the_keys_owner(keyed: tuple[Service, Key, Key]) -> None:
+    service, alice, bob = keyed
+    http, url = session_for(service, alice)
+    async with http, streamable_http_client(url, http_client=http) as streams, ClientSession(*streams) as session:
+        await session.initialize()
+        assert {t.name for t in (await session.list_tools()).tools} == {"chat", "get_memory", "search_memory"}
+        said = data(await session.call_tool("chat", {"query": "Remember: the wifi password is on the fridge."}))
+        conversation = said["conversation_id"]
+        memory = data(await session.call_tool("get_memory", {"conversation_id": conversation}))
+        assert memory["short_term"][0]["query"] == "Remember: the wifi password is on the fridge."
+        found = data(await session.call_tool("search_memory", {"conversation_id": conversation, "query": "wifi"}))
+        assert len(found["results"]) == 1
+
+    # The conversation is alice's: through the HTTP API and through MCP, bob does not find it.
+    async with httpx.AsyncClient(base_url=service.base_url, timeout=10) as api:
+        listing = await api.get(f"/api/conversations/{conversation}/messages",
+                                headers={"Authorization": f"Bearer {alice.raw}"})
+        assert listing.status_code == 200
+        theirs = await api.get(f"/api/conversations/{conversation}/messages",
+                               headers={"Authorization": f"Bearer {bob.raw}"})
+        assert theirs.status_code == 404
+    http, url = session_for(service, bob)
+    async with http, streamable_http_client(url, http_client=http) as streams, ClientSession(*streams) as session:
+        await session.initialize()
+        for tool, arguments in (
+            ("get_memory", {"conversation_id": conversation}),
+            ("search_memory", {"conversation_id": conversation, "query": "wifi"}),
+            ("chat", {"query": "and now?", "conversation_id": conversation}),
+        ):
+            refused = await session.call_tool(tool, arguments)
+            assert refused.is_error, tool
+            assert "not_found" in text_of(refused)
+    assert alice.raw not in service.log()
+    assert bob.raw not in service.log()
