@@ -155,18 +155,25 @@ class AgentLoop:
             ThoughtEvent.AGENT_THOUGHT, reply.thought_id, usage=reply.usage,
             thought=reply.text, tool=tool_names, tool_input=tool_input,
         )
+        started = self._events.elapsed
         results = await self._executor.run_all(reply.calls)
-        for call, result in zip(reply.calls, results, strict=True):
-            await self._events.publish(
-                self._tools.event_for(call.name), reply.thought_id, tool=call.name,
-                tool_input=dict(call.arguments), observation=result.output,
-            )
+        took = self._events.elapsed - started
         observation = json.dumps(_keyed(reply.calls, [r.output for r in results]), ensure_ascii=False)
         self._events.record_step(
             reply.thought_id, ThoughtEvent.AGENT_THOUGHT, usage=reply.usage, latency=reply.latency,
             tool_input=tool_input, thought=reply.text, tool=tool_names, observation=observation,
             prompt=reply.prompt,
         )
+        for call, result in zip(reply.calls, results, strict=True):
+            event = self._tools.event_for(call.name)
+            await self._events.publish(
+                event, reply.thought_id, tool=call.name, tool_input=dict(call.arguments), observation=result.output
+            )
+            # Each call is its own step too, so the trace shows what every tool was given and gave back.
+            self._events.record_step(
+                self._events.new_id(), event, latency=took, tool_input=dict(call.arguments), tool=call.name,
+                observation=result.output,
+            )
         return results
 
     def _follow_up(self, reply: StepReply, results: list[ToolResult], mode: AgentMode) -> list[Msg]:

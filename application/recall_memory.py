@@ -128,6 +128,7 @@ class MemoryRecall:
             stored = await _safely(self._memory.archive(conversation.id), [], "archive", problems)
             entries = [e for e in stored if e.summary.strip()]  # a batch of small talk folds to nothing
         ranked, ranking = await self._rank(entries, query, problems)
+        # `summary_enabled` governs the upkeep; a summary already there (say, from before) is recalled.
         selection = select_recall(
             sheet.for_prompt(policy.entity_min_confidence), conversation.summary, ranked,
             policy.recall_max_tokens, self._tokenizer.count,

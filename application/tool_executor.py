@@ -36,6 +36,8 @@ class ToolExecutor:
 
     async def _attempt(self, call: ToolCall) -> tuple[ToolFailure | None, str]:
         """(None, output) on success, else (failure, detail)."""
+        if call.has_unparseable_arguments:
+            return ToolFailure.INVALID_ARGUMENTS, "they are not a valid JSON object"
         try:
             return None, await asyncio.wait_for(self._toolbox.invoke(call), self._timeout)
         except TimeoutError:

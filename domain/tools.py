@@ -23,11 +23,20 @@ class ToolSpec:
             raise DomainError(f"tool {self.name} parameters must be a JSON Schema object")
 
 
+# A model's tool call whose arguments were not a JSON object keeps the raw text under this key,
+# so the model can be told what was wrong instead of the tool running with no arguments.
+INVALID_ARGUMENTS_KEY = "_invalid_json_arguments"
+
+
 @dataclass(frozen=True, slots=True)
 class ToolCall:
     id: str
     name: str
     arguments: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def has_unparseable_arguments(self) -> bool:
+        return INVALID_ARGUMENTS_KEY in self.arguments
 
 
 class ToolFailure(enum.StrEnum):

@@ -29,6 +29,10 @@ async def start_backends(container: Container, settings: Settings) -> None:
 
 async def stop_backends(container: Container) -> None:
     await container.spawner().drain(SHUTDOWN_GRACE)
+    model = container.chat_model()
+    close_model = getattr(model, "aclose", None)  # providers with a connection pool have one
+    if close_model is not None:
+        await close_model()
     await container.redis().close()
     await container.database().dispose()
 

@@ -14,10 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from application.errors import ModelError
-from domain.tools import ToolCall
+from domain.tools import INVALID_ARGUMENTS_KEY, ToolCall
 from infrastructure.models.tool_names import ToolNames
-
-INVALID_ARGUMENTS_KEY = "_invalid_json_arguments"
 
 
 def parse_arguments(raw: str) -> dict[str, Any]:

@@ -65,30 +65,25 @@ async def timed(call: Callable[[], Awaitable[Any]], times: int, warmup: int = 5)
     return seconds
 
 
-async def memagent_round_trips(calls: int) -> list[float]:
+async def mcp_report(calls: int) -> dict[str, Any]:
+    """Both clients are open at once, on servers of their own, and take turns call by call, so that
+    a noisy neighbour slows both alike."""
     servers = McpServers([McpServerConfig("time", Transport.STDIO, sys.executable, TIME_ARGS)], retry_interval=0)
     await servers.start()
     box = CompositeToolBox(builtin_tools(), servers)
+    call = ToolCall("bench", "get_current_time", {"timezone": "Europe/Paris"})
+    parameters = StdioServerParameters(command=sys.executable, args=list(TIME_ARGS))
+    memagent: list[float] = []
+    sdk: list[float] = []
     try:
-        call = ToolCall("bench", "get_current_time", {"timezone": "Europe/Paris"})
-        return await timed(lambda: box.invoke(call), calls)
+        async with stdio_client(parameters) as streams, ClientSession(*streams) as session:
+            await session.initialize()
+            for _ in range(calls):
+                sdk += await timed(lambda: session.call_tool("get_current_time", {"timezone": "Europe/Paris"}), 1,
+                                   warmup=0 if sdk else 5)
+                memagent += await timed(lambda: box.invoke(call), 1, warmup=0 if memagent else 5)
     finally:
         await servers.close()
-
-
-async def sdk_round_trips(calls: int) -> list[float]:
-    parameters = StdioServerParameters(command=sys.executable, args=list(TIME_ARGS))
-    async with stdio_client(parameters) as streams, ClientSession(*streams) as session:
-        await session.initialize()
-        return await timed(lambda: session.call_tool("get_current_time", {"timezone": "Europe/Paris"}), calls)
-
-
-async def mcp_report(calls: int) -> dict[str, Any]:
-    # Interleaved halves, so that a noisy neighbour slows both sides alike.
-    memagent, sdk = [], []
-    for _ in range(2):
-        sdk += await sdk_round_trips(calls // 2)
-        memagent += await memagent_round_trips(calls // 2)
     mine, bare = summary(memagent), summary(sdk)
     ratio = round(mine["p50_ms"] / bare["p50_ms"], 3)
     return {"memagent_toolbox": mine, "bare_sdk_session": bare, "p50_ratio": ratio, "target_ratio": 1.5,

@@ -91,6 +91,8 @@ def dataset_id(setup: tuple[Path, str, dict[str, str], dict[str, str]]) -> str:
              413, "payload_too_large"),
             (http.post(documents, headers=alice, json={"name": "big.txt", "text": "a" * (MAX_BYTES + 1)}),
              413, "payload_too_large"),
+            (http.post(documents, headers=alice, files={"file": ("huge.txt", b"a" * 200_000, "text/plain")}),
+             413, "payload_too_large"),  # refused while it is read: the body is never read in full
             (http.post(documents, headers=alice, files={"file": ("slides.pdf", b"%PDF-1.7", "application/pdf")}),
              415, "unsupported_media_type"),
             (http.post(documents, headers=alice, files={"file": ("photo.png", b"\x89PNG", "")}),
@@ -135,8 +137,10 @@ def test_a_turn_of_an_agent_with_the_dataset_cites_the_right_chunk(
         assert "25 days of paid holiday" in answer["answer"]
 
         stored = http.get(f"/api/messages/{answer['message_id']}/thoughts", headers=alice).json()["data"]
-        [round_step] = [s for s in stored if s["tool"] == "dataset_retrieval"]
+        [round_step] = [s for s in stored if s["event"] == "agent_thought" and s["tool"] == "dataset_retrieval"]
         assert "25 days of paid holiday" in json.loads(round_step["observation"])["dataset_retrieval"]
+        [retrieval_step] = [s for s in stored if s["event"] == "dataset_retrieval"]
+        assert "25 days of paid holiday" in json.loads(retrieval_step["observation"])[0]["text"]
 
         # The same agent, asked by bob: alice's dataset is not his, so nothing is found.
         theirs = http.post("/api/chat", headers=bob, json={"query": query}).json()

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from infrastructure.models.tool_calls import INVALID_ARGUMENTS_KEY
+from domain.tools import INVALID_ARGUMENTS_KEY
 from tests.llm_server import ScriptedLLMServer
 from tests.llm_server_scripts import call, error, text, tool_calls
 from tests.service import Service, parse_sse, running_service
@@ -131,8 +131,11 @@ def test_two_parallel_tool_calls_persist_a_complete_trace(server: ScriptedLLMSer
     assert '"timezone": "Asia/Tokyo"' in actions[1]["observation"]
 
     steps = get(calling, f"/api/messages/{result['message_id']}/thoughts")
-    assert [s["event"] for s in steps] == ["long_term_memory_recall", "agent_thought", "agent_message"]
-    thought, answer = steps[1], steps[2]
+    assert [s["event"] for s in steps] == [
+        "long_term_memory_recall", "agent_thought", "agent_action", "agent_action", "agent_message",
+    ]
+    assert [s["tool_input"] for s in steps[2:4]] == [{"timezone": "UTC"}, {"timezone": "Asia/Tokyo"}]
+    thought, answer = steps[1], steps[4]
     assert thought["tool"] == "current_time;current_time"
     assert thought["thought"] == "Checking both."
     assert thought["tool_input"] == {"current_time": {"timezone": "UTC"}, "current_time#2": {"timezone": "Asia/Tokyo"}}
@@ -217,7 +220,8 @@ def test_a_react_turn_uses_a_prompt_not_native_tools_and_persists_its_trace(
     assert (thought["tool"], thought["tool_input"]) == ("current_time", {"current_time": {"timezone": "UTC"}})
     assert thought["thought"] == "I will look it up."
     assert json.loads(json.loads(thought["observation"])["current_time"])["timezone"] == "UTC"
-    assert all(s["total_token_count"] > 0 for s in steps if s["event"] != "long_term_memory_recall")
+    # Model steps carry tokens; recall and tool-call steps spend none.
+    assert all(s["total_token_count"] > 0 for s in steps if s["event"] in ("agent_thought", "agent_message"))
 
 
 def test_unparseable_react_json_is_a_plain_answer(server: ScriptedLLMServer, react: Service) -> None:

@@ -84,12 +84,17 @@ def test_a_turn_calls_mcp_server_time_over_stdio_and_persists_the_agent_action_s
     assert observed["timezone"] == "Europe/Paris"
     assert "Europe/Paris" in answer["answer"]
 
-    # The record keeps one step per tool round: the call(s) and what each returned, keyed by tool.
+    # The record keeps the round (the calls and what each returned, keyed by tool) and each call's own step.
     steps = client.get(f"/api/messages/{answer['message_id']}/thoughts").json()["data"]
-    [stored] = [s for s in steps if s["tool"]]
+    [stored] = [s for s in steps if s["event"] == "agent_thought" and s["tool"]]
     assert stored["tool"] == "get_current_time"
     assert stored["tool_input"] == {"get_current_time": {"timezone": "Europe/Paris"}}
     assert json.loads(json.loads(stored["observation"])["get_current_time"])["timezone"] == "Europe/Paris"
+    [persisted_action] = [s for s in steps if s["event"] == "agent_action"]
+    assert (persisted_action["tool"], persisted_action["tool_input"]) == (
+        "get_current_time", {"timezone": "Europe/Paris"}
+    )
+    assert json.loads(persisted_action["observation"])["timezone"] == "Europe/Paris"
     assert "MCP server broken" in service.log()  # the misconfigured server was reported at start-up
 
 

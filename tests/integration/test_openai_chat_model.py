@@ -12,10 +12,9 @@ import pytest
 from application.errors import ModelError
 from application.ports.chat_model import ModelChunk
 from domain.messages import ImageBlock, Msg, Role, TextBlock, ToolResultBlock, ToolUseBlock
-from domain.tools import ToolCall, ToolSpec
+from domain.tools import INVALID_ARGUMENTS_KEY, ToolCall, ToolSpec
 from infrastructure.models.openai_chat_model import OpenAIChatModel
 from infrastructure.models.provider_config import ProviderConfig, price_for
-from infrastructure.models.tool_calls import INVALID_ARGUMENTS_KEY
 from infrastructure.models.tool_names import wire_name
 from tests.llm_server import ScriptedLLMServer
 from tests.llm_server_scripts import call, error, malformed, stall, text, tool_calls

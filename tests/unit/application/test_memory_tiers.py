@@ -107,6 +107,11 @@ async def test_no_summary_when_the_agent_does_not_keep_one() -> None:
     assert h.summarizer.updates == []
     assert h.store.conversations[first.conversation_id].summary == ""
     assert "Summary of the conversation" not in system_of(h)
+    conversation = h.store.conversations[first.conversation_id]
+    h.store.conversations[first.conversation_id] = conversation.with_summary("kept from before", T0)
+    await h.turn("again", first.conversation_id)
+    assert "kept from before" in system_of(h), "a summary already there is still recalled"
+    assert h.summarizer.updates == []
 
 
 async def test_turns_that_did_not_complete_get_no_upkeep() -> None:

@@ -95,6 +95,10 @@ async def test_tool_calls_of_one_round_run_concurrently_and_are_traced() -> None
     assert step.thought == "thinking"
     assert step.tool == "slow;slow"
     assert json.loads(step.observation) == {"slow": "done 1", "slow#2": "done 2"}
+    actions = [s for s in h.store.steps[handle.message_id] if s.event == "agent_action"]
+    assert [(a.tool, dict(a.tool_input), a.observation) for a in actions] == [
+        ("slow", {"n": 1}, "done 1"), ("slow", {"n": 2}, "done 2"),
+    ]
     results = [b for b in model.calls[1][0][-1].content if isinstance(b, ToolResultBlock)]
     assert [r.output for r in results] == ["done 1", "done 2"]
 
