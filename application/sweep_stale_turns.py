@@ -8,7 +8,7 @@ from datetime import timedelta
 from application.errors import NotFound
 from application.ports.event_log import EventLog
 from application.ports.message_store import MessageStore
-from application.ports.runtime import Clock, IdGenerator
+from application.ports.runtime import Clock, IdGenerator, TaskSpawner
 from application.ports.task_presence import TaskPresence
 from domain.conversation import Message, MessageStatus, TurnOutcome
 from domain.ids import ThoughtId
@@ -25,6 +25,7 @@ class SweepStaleTurns:
         self,
         store: MessageStore,
         presence: TaskPresence,
+        spawner: TaskSpawner,
         events: EventLog,
         clock: Clock,
         ids: IdGenerator,
@@ -33,6 +34,7 @@ class SweepStaleTurns:
     ) -> None:
         self._store = store
         self._presence = presence
+        self._spawner = spawner
         self._events = events
         self._clock = clock
         self._ids = ids
@@ -45,11 +47,17 @@ class SweepStaleTurns:
         candidates = await self._store.running_messages(now - timedelta(seconds=self._worker_lease), batch)
         swept = 0
         for message in candidates:
-            if not await self._presence.worker_alive(message.task_id) and await self._end(message):
-                swept += 1
+            if await self._is_alive(message) or not await self._end(message):
+                continue
+            swept += 1
         if swept:
             log.warning("marked %d turn(s) whose worker is gone as error", swept)
         return swept
+
+    async def _is_alive(self, message: Message) -> bool:
+        # This process's own turns are alive by definition, even when an overloaded event loop
+        # has let their lease lapse; only another process's silence can mean it died.
+        return self._spawner.is_running(message.task_id) or await self._presence.worker_alive(message.task_id)
 
     async def _end(self, message: Message) -> bool:
         now = self._clock.now()

@@ -215,7 +215,7 @@ class Container(containers.DeclarativeContainer):
         providers.Singleton(FollowTimes, config.events.keepalive, config.turn.client_grace),
     )
     sweep_stale_turns = providers.Singleton(
-        SweepStaleTurns, message_store, task_presence, event_log, clock, ids, config.turn.worker_lease,
+        SweepStaleTurns, message_store, task_presence, spawner, event_log, clock, ids, config.turn.worker_lease,
         config.events.retention,
     )
     stop_task = providers.Singleton(StopTask, task_control, message_store)

@@ -374,9 +374,14 @@ class CollectingSpawner:
 
     def __init__(self) -> None:
         self.work: list[Coroutine[Any, Any, None]] = []
+        self.spawned: list[TaskId] = []
 
     def spawn(self, task_id: TaskId, work: Coroutine[Any, Any, None]) -> None:
         self.work.append(work)
+        self.spawned.append(task_id)
+
+    def is_running(self, task_id: TaskId) -> bool:
+        return task_id in self.spawned and bool(self.work)
 
     async def run_all(self) -> None:
         while self.work:

@@ -29,3 +29,7 @@ class TaskSpawner(Protocol):
     """Runs a turn in the background so that it outlives the request that started it."""
 
     def spawn(self, task_id: TaskId, work: Coroutine[Any, Any, None]) -> None: ...
+
+    def is_running(self, task_id: TaskId) -> bool:
+        """Whether this process is running the task right now."""
+        ...

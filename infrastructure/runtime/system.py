@@ -42,6 +42,9 @@ class AsyncioSpawner(TaskSpawner):
         self._tasks[task_id] = task
         task.add_done_callback(lambda done: self._forget(task_id, done))
 
+    def is_running(self, task_id: TaskId) -> bool:
+        return task_id in self._tasks
+
     def _forget(self, task_id: TaskId, done: asyncio.Task[None]) -> None:
         self._tasks.pop(task_id, None)
         if not done.cancelled() and done.exception() is not None:

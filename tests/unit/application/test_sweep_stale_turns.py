@@ -5,7 +5,15 @@ from datetime import timedelta
 from application.sweep_stale_turns import WORKER_GONE, SweepStaleTurns
 from domain.conversation import Conversation, Message, MessageStatus
 from domain.ids import AppId, ConversationId, MessageId, OwnerId, TaskId
-from tests.fakes import T0, FakeClock, FakeEventLog, FakeMessageStore, FakePresence, SequentialIds
+from tests.fakes import (
+    T0,
+    CollectingSpawner,
+    FakeClock,
+    FakeEventLog,
+    FakeMessageStore,
+    FakePresence,
+    SequentialIds,
+)
 
 OWNER = OwnerId("alice")
 
@@ -18,8 +26,13 @@ async def running(store: FakeMessageStore, n: int, age: float) -> Message:
     return message
 
 
-def sweeper(store: FakeMessageStore, presence: FakePresence, log: FakeEventLog) -> SweepStaleTurns:
-    return SweepStaleTurns(store, presence, log, FakeClock(T0), SequentialIds(), worker_lease=15, retention=60)
+def sweeper(
+    store: FakeMessageStore, presence: FakePresence, log: FakeEventLog, spawner: CollectingSpawner | None = None
+) -> SweepStaleTurns:
+    return SweepStaleTurns(
+        store, presence, spawner or CollectingSpawner(), log, FakeClock(T0), SequentialIds(), worker_lease=15,
+        retention=60,
+    )
 
 
 async def test_a_turn_whose_worker_is_gone_ends_with_error_and_an_error_event() -> None:
@@ -45,3 +58,16 @@ async def test_a_turn_younger_than_one_lease_is_left_to_start_beating() -> None:
     fresh = await running(store, 1, age=1)
     assert await sweeper(store, presence, log)() == 0
     assert store.messages[fresh.id].status is MessageStatus.RUNNING
+
+
+async def test_a_turn_this_process_runs_is_never_swept_even_with_a_lapsed_lease() -> None:
+    store, presence, log, spawner = FakeMessageStore(), FakePresence(), FakeEventLog(), CollectingSpawner()
+    busy = await running(store, 1, age=60)
+
+    async def still_running() -> None:
+        return None
+
+    spawner.spawn(busy.task_id, still_running())
+    assert await sweeper(store, presence, log, spawner)() == 0
+    assert store.messages[busy.id].status is MessageStatus.RUNNING
+    await spawner.run_all()
