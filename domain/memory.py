@@ -155,10 +155,13 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*")
 ELLIPSIS = "…"
 
 
+_SPACE = re.compile(r"\s")
+
+
 def is_cjk(text: str) -> bool:
     """Chinese, Japanese or Korean text: at least 30% of its non-space characters are CJK."""
-    visible = [c for c in text if not c.isspace()]
-    return bool(visible) and len(_CJK.findall(text)) * 10 >= 3 * len(visible)
+    visible = len(text) - len(_SPACE.findall(text))  # regexes count at C speed: this runs per candidate
+    return visible > 0 and len(_CJK.findall(text)) * 10 >= 3 * visible
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,7 +183,8 @@ class SummaryLimit:
         return self.max_cjk_chars if is_cjk(text) else self.max_words
 
     def fits(self, text: str) -> bool:
-        return self.size(text) <= self.limit_for(text)
+        cjk = is_cjk(text)
+        return _measure(text, cjk) <= (self.max_cjk_chars if cjk else self.max_words)
 
     def describe(self) -> str:
         return f"at most {self.max_words} words ({self.max_cjk_chars} characters for Chinese, Japanese or Korean)"
