@@ -32,6 +32,7 @@ from application.turn import ChatRequest
 from domain.conversation import Message
 from domain.ids import ConversationId, OwnerId
 from interfaces.container import Container
+from interfaces.http.schemas import turn_result_data
 from interfaces.lifecycle import start_backends, stop_backends
 from interfaces.settings import Settings
 
@@ -80,16 +81,7 @@ def build_mcp_server(container: Container, owner_of: OwnerOf) -> MCPServer:
             result = await aggregate(container.follow_task()(handle.task_id))
         except ApplicationError as failure:
             raise ToolError(f"{failure.code}: {failure.message}") from None
-        return {
-            "conversation_id": handle.conversation_id,
-            "message_id": handle.message_id,
-            "task_id": handle.task_id,
-            "status": result.status.value,
-            "answer": result.answer,
-            "error": result.error,
-            "total_token_count": result.total_token_count,
-            "total_price": result.total_price,
-            "latency": result.latency,
+        return turn_result_data(handle, result) | {
             "steps": [
                 {"event": t.event.value, "tool": t.tool, "tool_input": dict(t.tool_input),
                  "observation": t.observation, "thought": t.thought}

@@ -10,7 +10,7 @@ from application.start_chat_turn import StartChatTurn
 from application.turn import ChatRequest
 from domain.ids import ConversationId, OwnerId
 from interfaces.http.owner import current_owner
-from interfaces.http.schemas import ChatBody, frame_data
+from interfaces.http.schemas import ChatBody, frame_data, turn_result_data
 from interfaces.http.sse import sse_response
 
 router = APIRouter()
@@ -35,15 +35,4 @@ async def chat(
     if body.stream:
         return sse_response(follow(handle.task_id), handle.task_id)
     result = await aggregate(follow(handle.task_id))
-    return {
-        "conversation_id": handle.conversation_id,
-        "message_id": handle.message_id,
-        "task_id": handle.task_id,
-        "status": result.status.value,
-        "answer": result.answer,
-        "error": result.error,
-        "total_token_count": result.total_token_count,
-        "total_price": result.total_price,
-        "latency": result.latency,
-        "thoughts": [frame_data(t) for t in result.thoughts],
-    }
+    return turn_result_data(handle, result) | {"thoughts": [frame_data(t) for t in result.thoughts]}

@@ -6,6 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from application.aggregate_turn import TurnResult
+from application.turn import TurnHandle
 from domain.conversation import Message, MessageAgentThought
 from domain.thoughts import AgentThought
 
@@ -80,4 +82,19 @@ def step_data(step: MessageAgentThought) -> dict[str, Any]:
         "total_price": step.usage.price,
         "latency": step.latency,
         "created_at": step.created_at.isoformat(),
+    }
+
+
+def turn_result_data(handle: TurnHandle, result: TurnResult) -> dict[str, Any]:
+    """A finished turn as the non-streaming chat answers it (HTTP and MCP alike), without its thoughts."""
+    return {
+        "conversation_id": handle.conversation_id,
+        "message_id": handle.message_id,
+        "task_id": handle.task_id,
+        "status": result.status.value,
+        "answer": result.answer,
+        "error": result.error,
+        "total_token_count": result.total_token_count,
+        "total_price": result.total_price,
+        "latency": result.latency,
     }
