@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import UTC, datetime
 
 import pytest
@@ -25,18 +25,6 @@ AT = datetime(2026, 1, 1, tzinfo=UTC)
 CLOCK = ToolSpec("clock.now", "The time in a timezone.", {"type": "object", "properties": {"tz": {"type": "string"}}})
 QUESTION = [text_msg("s", Role.SYSTEM, "Be brief.", AT), text_msg("u", Role.USER, "Time in Paris and Tokyo?", AT)]
 Factory = Callable[..., AgentScopeChatModel]
-
-
-@pytest.fixture(scope="module")
-def shared_server() -> Iterator[ScriptedLLMServer]:
-    with ScriptedLLMServer() as server:
-        yield server
-
-
-@pytest.fixture
-def server(shared_server: ScriptedLLMServer) -> ScriptedLLMServer:
-    shared_server.reset()
-    return shared_server
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@ to the scripted LLM server: the wire request (tool spec, messages) and what come
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
 import pytest
@@ -22,18 +22,6 @@ pytestmark = pytest.mark.integration
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)
 EXCHANGE = Exchange(MessageId("m1"), "Actually, make it the day after tomorrow.", "Done.", AT)
-
-
-@pytest.fixture(scope="module")
-def shared_server() -> Iterator[ScriptedLLMServer]:
-    with ScriptedLLMServer() as server:
-        yield server
-
-
-@pytest.fixture
-def server(shared_server: ScriptedLLMServer) -> ScriptedLLMServer:
-    shared_server.reset()
-    return shared_server
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import UTC, datetime
 
 import pytest
@@ -32,18 +32,6 @@ WEATHER = ToolSpec(
 
 PRICES = {"gpt-4o": {"input": 2.5, "output": 10.0}, "gpt-4o-mini": {"input": 0.15, "output": 0.6}}
 Factory = Callable[..., OpenAIChatModel]
-
-
-@pytest.fixture(scope="module")
-def shared_server() -> Iterator[ScriptedLLMServer]:
-    with ScriptedLLMServer() as server:
-        yield server
-
-
-@pytest.fixture
-def server(shared_server: ScriptedLLMServer) -> ScriptedLLMServer:
-    shared_server.reset()
-    return shared_server
 
 
 @pytest.fixture
