@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable
-from dataclasses import replace
+from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from application.errors import ApplicationError
@@ -82,6 +82,7 @@ class MemoryUpkeep:
         self._policy = policy or MemoryPolicy()
         self._running = 0
         self._idle: asyncio.Event | None = None
+        self._waiting: dict[ConversationId, _Batch] = {}  # per conversation: the upkeep not started yet
 
     async def before_end(self, config: AgentConfig, finished: Message) -> None:
         """Inline entity extraction, when the policy asks for it. Never raises."""
@@ -89,15 +90,27 @@ class MemoryUpkeep:
             await _guard("entity extraction", finished.conversation_id, self.extract_entities(finished))
 
     def after_end(self, config: AgentConfig, finished: Message) -> None:
-        """Schedule the upkeep of a finished turn in the background. Never raises."""
+        """Schedule the upkeep of a finished turn in the background. Never raises.
+
+        Turns of one conversation that finish while its upkeep waits for the lock join that
+        upkeep, so under load the summary is updated once for several turns, not once each.
+        """
         if not finished.is_completed_turn:
             return
+        waiting = self._waiting.get(finished.conversation_id)
+        if waiting is not None:
+            waiting.config = config
+            waiting.turns.append(finished)
+            return
+        batch = _Batch(config, [finished])
+        self._waiting[finished.conversation_id] = batch
         self._started()
-        work = self._tracked(config, finished)
+        work = self._tracked(batch)
         try:
             self._spawner.spawn(TaskId(f"upkeep-{finished.id}"), work)
         except Exception:  # scheduling must not fail a turn that already ended
             work.close()
+            del self._waiting[finished.conversation_id]
             self._ended()
             log.exception("could not schedule memory upkeep of message %s", finished.id)
 
@@ -106,9 +119,9 @@ class MemoryUpkeep:
         while self._running:
             await self._idle_event().wait()
 
-    async def _tracked(self, config: AgentConfig, finished: Message) -> None:
+    async def _tracked(self, batch: _Batch) -> None:
         try:
-            await self.run(config, finished)
+            await self._run(batch)
         finally:
             self._ended()
 
@@ -126,20 +139,37 @@ class MemoryUpkeep:
             self._idle = asyncio.Event()
         return self._idle
 
-    async def run(self, config: AgentConfig, finished: Message) -> None:
-        """The whole upkeep of one finished turn. Never raises (but lets cancellation through)."""
-        conversation_id = finished.conversation_id
+    async def run(self, config: AgentConfig, finished: Sequence[Message]) -> None:
+        """The whole upkeep of finished turns of one conversation, oldest first. Never raises
+        (but lets cancellation through)."""
+        if finished:
+            await self._run(_Batch(config, list(finished)))
+
+    async def _run(self, batch: _Batch) -> None:
+        conversation_id = batch.turns[0].conversation_id
         try:
             async with self._ledger.exclusive(conversation_id):
-                state = await self._ledger.upkeep_state(conversation_id)
-                forgotten = state.forgotten_at is not None and finished.created_at <= state.forgotten_at
-                if not self._policy.inline_entities and not forgotten:
-                    await _guard("entity extraction", conversation_id, self.extract_entities(finished))
-                if config.summary_enabled:
-                    await _guard("summary", conversation_id, self._summarize(finished, state))
-                await _guard("archive compaction", conversation_id, self.compact(config, conversation_id))
+                self._close(conversation_id, batch)  # a turn finishing from now on queues a new upkeep
+                await self._upkeep(batch.config, batch.turns)
         except ApplicationError as failure:  # the lock or the upkeep state could not be had
             log.warning("memory upkeep of conversation %s skipped: %s", conversation_id, failure.message)
+        finally:
+            self._close(conversation_id, batch)
+
+    def _close(self, conversation_id: ConversationId, batch: _Batch) -> None:
+        if self._waiting.get(conversation_id) is batch:
+            del self._waiting[conversation_id]
+
+    async def _upkeep(self, config: AgentConfig, turns: Sequence[Message]) -> None:
+        conversation_id = turns[-1].conversation_id
+        state = await self._ledger.upkeep_state(conversation_id)
+        if not self._policy.inline_entities:
+            for finished in turns:
+                if state.forgotten_at is None or finished.created_at > state.forgotten_at:
+                    await _guard("entity extraction", conversation_id, self.extract_entities(finished))
+        if config.summary_enabled:
+            await _guard("summary", conversation_id, self._summarize(turns[-1], state))
+        await _guard("archive compaction", conversation_id, self.compact(config, conversation_id))
 
     async def extract_entities(self, finished: Message) -> int:
         """Extract the exchange's entities and merge them into entity memory; how many were kept."""
@@ -158,10 +188,10 @@ class MemoryUpkeep:
 
     async def _summarize(self, finished: Message, state: UpkeepState) -> None:
         conversation_id = finished.conversation_id
-        conversation = await self._store.get_conversation(conversation_id, finished.owner)
-        if conversation is None:  # deleted meanwhile
+        tail = await self._store.conversation_tail(conversation_id, finished.owner, SUMMARY_CATCH_UP)
+        if tail is None:  # deleted meanwhile
             return
-        turns = await self._store.recent_messages(conversation_id, SUMMARY_CATCH_UP)
+        conversation, turns = tail
         pending = pending_for_summary(turns, state, bool(conversation.summary.strip()))
         if not pending:
             return
@@ -196,6 +226,14 @@ class MemoryUpkeep:
             if entry.summary:  # embedded now, so that recall finds its vector in the cache
                 await _guard("archive embedding", conversation_id, self._embedder.embed([entry.summary]))
         return added
+
+
+@dataclass(slots=True)
+class _Batch:
+    """Finished turns of one conversation that one upkeep takes care of; the newest config wins."""
+
+    config: AgentConfig
+    turns: list[Message]
 
 
 async def _guard(job: str, conversation_id: ConversationId, work: Awaitable[T]) -> T | None:

@@ -120,6 +120,7 @@ class RunChatTurn:
         if config.input_review.hit(turn.message.query):
             loop.state.answer = config.input_review.preset_response
             await events.publish(ThoughtEvent.AGENT_MESSAGE, answer=loop.state.answer)
+            await events.flush()
             return
         capabilities = self._model.capabilities
         if turn.message.image_urls and not capabilities.image_input:
@@ -132,6 +133,7 @@ class RunChatTurn:
         )
         mode = choose_mode(capabilities, bool(loop.tools))
         await loop.run(messages, mode, config.max_tool_rounds, config.stream_thoughts)
+        await events.flush()  # an event log that failed ends the turn with an error
 
     async def _remember(self, turn: Turn, finished: Message) -> None:
         """Update the window cache; a failure only costs a rebuild from the record later."""
@@ -162,6 +164,7 @@ class RunChatTurn:
             await self._upkeep.before_end(turn.config, finished)  # inline entity extraction, when configured
         try:
             await events.publish(_TERMINAL[status], answer=answer, observation=error, usage=state.usage)
+            await events.flush()
             await self._log.close(turn.message.task_id, self._limits.event_retention)
             # The owner may replay the finished turn for as long as its events are kept.
             info = TaskInfo(turn.message.task_id, turn.message.owner, turn.conversation.id, turn.message.id)

@@ -65,16 +65,23 @@ class TurnWatch:
                 await asyncio.gather(job, return_exceptions=True)
 
     async def _watch(self, job: asyncio.Future[None]) -> None:
-        beat_every = self._times.worker_lease / 3
-        last_beat = None
+        times = self._times
+        beat_every = times.worker_lease / 3
+        # A gone client has `client_grace` to come back, so its lease needs far fewer checks than a
+        # stop does; each check is a round trip to a shared backend, for every running turn.
+        client_every = max(times.stop_check_interval, times.client_grace / 10)
+        last_beat = last_client_check = None
         while True:
             now = self._clock.monotonic()
             if last_beat is None or now - last_beat >= beat_every:
                 last_beat = now if await self._beat() else last_beat
-            done, _ = await asyncio.wait({job}, timeout=self._times.stop_check_interval)
+            done, _ = await asyncio.wait({job}, timeout=times.stop_check_interval)
             if done:
                 return job.result()
-            reason = await self._stop_reason()
+            check_client = last_client_check is None or self._clock.monotonic() - last_client_check >= client_every
+            reason = await self._stop_reason(check_client)
+            if check_client:
+                last_client_check = self._clock.monotonic()
             if reason is not None:
                 raise StopRequested(reason)
 
@@ -86,11 +93,11 @@ class TurnWatch:
             return False
         return True
 
-    async def _stop_reason(self) -> StopReason | None:
+    async def _stop_reason(self, check_client: bool) -> StopReason | None:
         try:
             if await self._tasks.stop_requested(self._task_id):
                 return StopReason.REQUESTED
-            if not await self._presence.client_attached(self._task_id):
+            if check_client and not await self._presence.client_attached(self._task_id):
                 return StopReason.CLIENT_GONE
         except ApplicationError as failure:
             # A failed check is no news: the turn goes on and the next interval asks again.

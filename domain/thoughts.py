@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from domain.errors import DomainError
@@ -64,10 +64,21 @@ class AgentThought:
             raise DomainError("price and latency cannot be negative")
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        # Field by field rather than dataclasses.asdict, which deep-copies: this runs once per streamed delta.
+        data = {name: getattr(self, name) for name in _FIELDS}
         data["event"] = self.event.value
         data["tool_input"] = dict(self.tool_input)
         return data
+
+    def continued_by(self, later: AgentThought) -> bool:
+        """Whether `later` is the next delta of the same answer, so the two may travel as one."""
+        return self.event is ThoughtEvent.AGENT_MESSAGE and later.event is self.event and later.id == self.id
+
+    def merged_with(self, later: AgentThought) -> AgentThought:
+        """This delta and the next as one: both texts, and the later one's totals and latency."""
+        if not self.continued_by(later):
+            raise DomainError("only consecutive agent_message deltas of one answer can be merged")
+        return replace(later, answer=self.answer + later.answer)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AgentThought:

@@ -100,7 +100,9 @@ class Container(containers.DeclarativeContainer):
     tokenizer = providers.Singleton(TiktokenTokenizer, config.tokenizer_encoding)
     spawner = providers.Singleton(AsyncioSpawner)
 
-    database = providers.Singleton(Database, config.database.url)
+    database = providers.Singleton(
+        Database, config.database.url, pool_size=config.database.pool_size, max_overflow=config.database.max_overflow
+    )
     message_store = providers.Singleton(SqlAlchemyMessageStore, database)
     redis = providers.Singleton(RedisClient, config.redis.url, prefix=config.redis.key_prefix)
 

@@ -13,6 +13,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 class DatabaseSettings(BaseModel):
     url: str = "sqlite+aiosqlite:///./data/memagent.db"
+    pool_size: int = Field(20, ge=1, description="connections kept open (PostgreSQL)")
+    max_overflow: int = Field(20, ge=0, description="connections opened beyond pool_size under load, then closed")
 
 
 class RedisSettings(BaseModel):

@@ -106,6 +106,14 @@ class FakeMessageStore:
         done = [m for m in self._of(conversation_id) if m.is_completed_turn]
         return done[-limit:] if limit else []
 
+    async def conversation_tail(
+        self, conversation_id: ConversationId, owner: OwnerId, limit: int
+    ) -> tuple[Conversation, list[Message]] | None:
+        conversation = await self.get_conversation(conversation_id, owner)
+        if conversation is None:
+            return None
+        return conversation, await self.recent_messages(conversation_id, limit)
+
     async def list_messages(self, conversation_id: ConversationId, offset: int, limit: int) -> list[Message]:
         return self._of(conversation_id)[offset : offset + limit]
 
@@ -259,8 +267,12 @@ class FakeEventLog:
         self.closed: dict[str, float] = {}
 
     async def append(self, task_id: TaskId, thought: AgentThought) -> int:
+        return await self.append_many(task_id, [thought])
+
+    async def append_many(self, task_id: TaskId, thoughts: Sequence[AgentThought]) -> int:
         log = self.logs.setdefault(task_id, [])
-        log.append(LoggedEvent(len(log) + 1, thought))
+        for thought in thoughts:
+            log.append(LoggedEvent(len(log) + 1, thought))
         return len(log)
 
     async def read(self, task_id: TaskId, after: int, wait: float) -> list[LoggedEvent]:

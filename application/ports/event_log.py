@@ -1,3 +1,4 @@
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -21,6 +22,10 @@ class EventLog(Protocol):
 
     async def append(self, task_id: TaskId, thought: AgentThought) -> int:
         """Append an event and return its id."""
+        ...
+
+    async def append_many(self, task_id: TaskId, thoughts: Sequence[AgentThought]) -> int:
+        """Append events in order, at once (one round trip where there is a server); the last one's id."""
         ...
 
     async def read(self, task_id: TaskId, after: int, wait: float) -> list[LoggedEvent]:

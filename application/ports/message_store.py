@@ -44,6 +44,12 @@ class MessageStore(Protocol):
         """The last `limit` completed turns (status normal, answer set), oldest first."""
         ...
 
+    async def conversation_tail(
+        self, conversation_id: ConversationId, owner: OwnerId, limit: int
+    ) -> tuple[Conversation, list[Message]] | None:
+        """`get_conversation` and its `recent_messages`, read in one transaction; None when not found."""
+        ...
+
     async def list_messages(
         self, conversation_id: ConversationId, offset: int, limit: int
     ) -> list[Message]:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from application.ports.event_log import EventLog, LoggedEvent
@@ -22,12 +23,15 @@ class InProcessEventLog(EventLog):
         self._logs: dict[TaskId, _TaskLog] = {}
 
     async def append(self, task_id: TaskId, thought: AgentThought) -> int:
+        return await self.append_many(task_id, [thought])
+
+    async def append_many(self, task_id: TaskId, thoughts: Sequence[AgentThought]) -> int:
         log = self._logs.setdefault(task_id, _TaskLog())
-        logged = LoggedEvent(len(log.events) + 1, thought)
-        log.events.append(logged)
+        for thought in thoughts:
+            log.events.append(LoggedEvent(len(log.events) + 1, thought))
         async with log.changed:
             log.changed.notify_all()
-        return logged.id
+        return len(log.events)
 
     async def read(self, task_id: TaskId, after: int, wait: float) -> list[LoggedEvent]:
         log = self._logs.setdefault(task_id, _TaskLog())

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from redis.commands.core import AsyncScript
@@ -11,6 +12,7 @@ from application.ports.event_log import EventLog, LoggedEvent
 from domain.errors import DomainError
 from domain.ids import TaskId
 from domain.thoughts import AgentThought
+from infrastructure.events.local_tail import LocalTail
 from infrastructure.redis_client import RedisClient
 
 FIELD = "thought"
@@ -22,9 +24,14 @@ FIELD = "thought"
 # in whole stream nodes, which is far cheaper than exact trimming.
 # The two keys are always given the same expiry (see `close`), so they vanish together.
 # (Under Redis Cluster the keys would need a common {hash tag}; we run a single node.)
+# ARGV: max length, field name, then one JSON payload per event, in order.
 _APPEND = """
-local n = redis.call('INCR', KEYS[2])
-redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '0-' .. n, ARGV[3], ARGV[1])
+local count = #ARGV - 2
+local n = redis.call('INCRBY', KEYS[2], count) - count
+for i = 3, #ARGV do
+  n = n + 1
+  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '0-' .. n, ARGV[2], ARGV[i])
+end
 return n
 """
 
@@ -41,6 +48,10 @@ class RedisEventLog(EventLog):
     part, so ``read(after=n)`` is ``XREAD BLOCK wait STREAMS key 0-n``. Each entry holds
     the AgentThought as JSON. Streams are trimmed to about `max_len` entries (default
     10 000). Redis failures raise `EventLogUnavailable`.
+
+    A follower in the process that runs the task reads what this process appended from
+    memory (`LocalTail`) instead of a blocking XREAD per event; everyone else, and every
+    replay of a closed task, reads the stream.
     """
 
     def __init__(self, client: RedisClient, max_len: int = 10_000) -> None:
@@ -49,6 +60,7 @@ class RedisEventLog(EventLog):
         self._client = client
         self._max_len = max_len
         self._append_script: AsyncScript | None = None
+        self._local = LocalTail(max_len)
 
     def _keys(self, task_id: TaskId) -> tuple[str, str]:
         stream = self._client.key("events", task_id)
@@ -61,14 +73,21 @@ class RedisEventLog(EventLog):
         return self._append_script
 
     async def append(self, task_id: TaskId, thought: AgentThought) -> int:
-        payload = json.dumps(thought.to_dict(), ensure_ascii=False)
+        return await self.append_many(task_id, [thought])
+
+    async def append_many(self, task_id: TaskId, thoughts: Sequence[AgentThought]) -> int:
+        if not thoughts:
+            raise ValueError("append_many needs at least one event")
+        payloads = [json.dumps(t.to_dict(), ensure_ascii=False) for t in thoughts]
         with self._client.translate(EventLogUnavailable, f"appending to task {task_id}"):
-            event_id = await self._script()(
-                keys=list(self._keys(task_id)), args=[payload, self._max_len, FIELD]
-            )
-        return int(event_id)
+            last = int(await self._script()(keys=list(self._keys(task_id)), args=[self._max_len, FIELD, *payloads]))
+        self._local.appended(task_id, last, thoughts)
+        return last
 
     async def read(self, task_id: TaskId, after: int, wait: float) -> list[LoggedEvent]:
+        local = await self._local.read(task_id, after, wait)
+        if local is not None:
+            return local
         stream, _ = self._keys(task_id)
         streams: dict[Any, Any] = {stream: f"0-{max(after, 0)}"}
         with self._client.translate(EventLogUnavailable, f"reading task {task_id}"):
@@ -81,6 +100,7 @@ class RedisEventLog(EventLog):
         return [_decode_entry(task_id, entry_id, fields) for entry_id, fields in _entries(reply, stream)]
 
     async def close(self, task_id: TaskId, retention: float) -> None:
+        self._local.forget(task_id)
         ttl_ms = max(1, round(retention * 1000))
         with self._client.translate(EventLogUnavailable, f"closing task {task_id}"):
             async with self._client.commands.pipeline(transaction=True) as pipe:

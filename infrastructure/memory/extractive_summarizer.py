@@ -14,6 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
+from functools import lru_cache
 
 from application.ports.memory_models import Summarizer
 from domain.memory import Exchange, SummaryLimit, is_cjk
@@ -52,6 +53,9 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SPLIT.split(text) if s and s.strip()]
 
 
+# A summary's sentences are scored again at every update: the cache keeps that from costing the
+# regexes each time (scores depend on the sentence alone).
+@lru_cache(maxsize=4096)
 def salience(sentence: str) -> float:
     """0 for small talk, more for each cue that a summary should keep it."""
     words = sentence.split()
@@ -65,14 +69,15 @@ def salience(sentence: str) -> float:
     return 1.0 + cues
 
 
-def _subjects(sentence: str) -> set[str]:
+@lru_cache(maxsize=4096)
+def _subjects(sentence: str) -> frozenset[str]:
     """What a sentence states that can only have one value: "my X is …" subjects and the extractor's
     single-valued types (name, city, employer…). A newer sentence stating one replaces the older."""
     found = {f"my {' '.join(m.group(1).casefold().split())}"} if (m := _MY_SUBJECT.match(sentence.strip())) else set()
     for kind, _, confidence in sentence_entities(sentence, _ANY_DAY):
         if kind not in _MANY_VALUED and confidence >= 0.7:
             found.add(kind)
-    return found
+    return frozenset(found)
 
 
 def _key(sentence: str) -> str:

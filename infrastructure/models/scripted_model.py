@@ -61,8 +61,9 @@ class ScriptedChatModel(ChatModel):
         for start in range(0, len(words), self._chunk_words):
             piece = " ".join(words[start : start + self._chunk_words])
             yield ModelChunk(text=piece if start == 0 else " " + piece)
-            if self._chunk_delay:
-                await asyncio.sleep(self._chunk_delay)
+            # Even with no delay the loop gets a turn between chunks, as with a network stream, so
+            # each chunk goes out as its own delta instead of merging with the next.
+            await asyncio.sleep(self._chunk_delay)
         yield ModelChunk(usage=Usage(prompt_tokens, self._tokenizer.count(answer)))
 
     def _requested_call(self, messages: Sequence[Msg], tools: Sequence[ToolSpec]) -> ToolCall | None:

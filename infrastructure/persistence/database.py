@@ -34,10 +34,20 @@ class Database:
     created on first use or in `start()`, which also checks the schema once at start-up.
     """
 
-    def __init__(self, url: str | URL, *, echo: bool = False, connect_timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        url: str | URL,
+        *,
+        echo: bool = False,
+        connect_timeout: float = 10.0,
+        pool_size: int = 20,
+        max_overflow: int = 20,
+    ) -> None:
         self._url = normalise_url(url)
         self._echo = echo
         self._connect_timeout = connect_timeout
+        self._pool_size = pool_size
+        self._max_overflow = max_overflow
         self._engine: AsyncEngine | None = None
         self._sessions: async_sessionmaker[AsyncSession] | None = None
 
@@ -122,6 +132,10 @@ class Database:
             self._url,
             echo=self._echo,
             pool_pre_ping=True,  # survive a database restart without failing the next request
+            # Every running turn holds a connection only for its short transactions, but a burst of
+            # turns starting at once would otherwise open and close overflow connections each time.
+            pool_size=self._pool_size,
+            max_overflow=self._max_overflow,
             connect_args=connect_args(self._url, self._connect_timeout),
         )
 

@@ -134,13 +134,17 @@ def conversation_to_domain(row: ConversationRow) -> Conversation:
     )
 
 
-def conversation_from_domain(conversation: Conversation) -> ConversationRow:
+def conversation_values(conversation: Conversation) -> dict[str, Any]:
     # SQLite stores the wall-clock digits and drops the offset, so everything is stored as UTC.
-    return ConversationRow(
-        id=conversation.id, app_id=conversation.app_id, owner=conversation.owner,
-        summary=conversation.summary, created_at=utc(conversation.created_at),
-        updated_at=utc(conversation.updated_at), deleted_at=_utc_or_none(conversation.deleted_at),
-    )
+    return {
+        "id": conversation.id, "app_id": conversation.app_id, "owner": conversation.owner,
+        "summary": conversation.summary, "created_at": utc(conversation.created_at),
+        "updated_at": utc(conversation.updated_at), "deleted_at": _utc_or_none(conversation.deleted_at),
+    }
+
+
+def conversation_from_domain(conversation: Conversation) -> ConversationRow:
+    return ConversationRow(**conversation_values(conversation))
 
 
 def message_to_domain(row: MessageRow) -> Message:
@@ -164,12 +168,16 @@ def message_outcome_values(message: Message) -> dict[str, Any]:
     }
 
 
+def message_values(message: Message) -> dict[str, Any]:
+    return {
+        "id": message.id, "conversation_id": message.conversation_id, "owner": message.owner,
+        "task_id": message.task_id, "query": message.query, "image_urls": list(message.image_urls),
+        "created_at": utc(message.created_at), **message_outcome_values(message),
+    }
+
+
 def message_from_domain(message: Message) -> MessageRow:
-    return MessageRow(
-        id=message.id, conversation_id=message.conversation_id, owner=message.owner,
-        task_id=message.task_id, query=message.query, image_urls=list(message.image_urls),
-        created_at=utc(message.created_at), **message_outcome_values(message),
-    )
+    return MessageRow(**message_values(message))
 
 
 def step_to_domain(row: MessageAgentThoughtRow) -> MessageAgentThought:

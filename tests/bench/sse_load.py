@@ -3,15 +3,21 @@
     python -m tests.bench.sse_load [--quick] [--levels 50,200] [--chunks 50] [--interval 0.02]
 
 The model is the OpenAI-protocol test server (tests/llm_server.py) streaming `--chunks` chunks
-`--interval` s apart for every turn. It runs in a process of its own, so that the benchmark's
-HTTP clients, which parse every SSE frame, do not share its GIL and delay its sends.
+`--interval` s apart for every chat turn (a request whose last user message starts with the turn
+tag), however many turns there are. Every other request is memory upkeep that the openai provider
+runs after each turn (entity extraction, summary, archive); it gets a short reply at once (an
+empty extraction as JSON text, a one-sentence summary), so it neither competes with the turns for
+long nor uses up their replies. The requests of each kind are counted (`model_requests`). The
+model server runs in a process of its own, so that the benchmark's HTTP clients, which parse
+every SSE frame, do not share its GIL and delay its sends.
 
 For each N (50 and 200; --quick: 10 and 20) all N streamed turns start at once. Printed as JSON
 per level: turns completed and errors, the added delay per chunk (p50/p99/max, ms), time to the
-first chunk, and the server's RSS (VmRSS of its process: idle before the level, peak while it
-runs, after it).
+first chunk, agent_message frames per turn (the server may merge consecutive deltas of one answer
+into one frame when it is behind; the client reads every `<tag>:<k>` in a frame), and the server's
+RSS (VmRSS of its process: idle before the level, peak while it runs, after it).
 
-The added delay of chunk k is (client arrival of its agent_message frame) − (when the model
+The added delay of chunk k is (client arrival of the agent_message frame carrying it) − (when the model
 server sent chunk k). Both are CLOCK_MONOTONIC readings (Python's time.monotonic) of two
 processes on one machine, so they compare directly; the model server records its send times
 per chunk and hands them over at the end (`delay_source` in the JSON). The delay derived only
@@ -64,10 +70,10 @@ class TimedChunks:
         self.interval = interval
         self.sends: dict[str, list[float]] = {}
 
-    def reply(self, ctx: Any) -> Any:
+    def reply(self, ctx: Any, tag: str) -> Any:
         from tests.llm_server_scripts import SSE_HEADERS, Reply
 
-        return Reply(200, SSE_HEADERS, self._frames(ctx, _tag_of(ctx.body)))
+        return Reply(200, SSE_HEADERS, self._frames(ctx, tag))
 
     def _frames(self, ctx: Any, tag: str) -> Iterator[bytes | float]:
         from tests.llm_server_scripts import DONE, Usage
@@ -85,17 +91,66 @@ class TimedChunks:
         yield DONE
 
 
-def _tag_of(body: dict[str, Any]) -> str:
-    for message in reversed(body.get("messages", [])):
-        content = message.get("content")
-        parts = [content] if isinstance(content, str) else [p.get("text", "") for p in content or []]
-        found = TAG.search(" ".join(p for p in parts if isinstance(p, str)))
-        if message.get("role") == "user" and found:
-            return found.group(0)
-    return "untagged"
+class BenchModel:
+    """The one script the model server answers every request with: TimedChunks for a chat turn,
+    a short reply at once for memory upkeep. It puts itself back in the server's queue on each
+    request (pop and reply run in one go on the server's loop), so the queue never runs dry."""
+
+    def __init__(self, server: Any, chunks: int, interval: float) -> None:
+        from tests.llm_server_scripts import text
+
+        self.server = server
+        self.turns = TimedChunks(chunks, interval)
+        self.extraction = text('{"intent": "chat", "entities": []}')  # read_extraction takes JSON text
+        self.summary = text("The user asked for streamed answers.")
+        self.requests = {"chat": 0, "upkeep": 0}
+        self.upkeep = {"extraction": 0, "summary": 0, "archive": 0, "other": 0}
+
+    def reply(self, ctx: Any) -> Any:
+        self.server.enqueue(self)
+        tag = _turn_tag(ctx.body)
+        self.requests["chat" if tag else "upkeep"] += 1
+        if tag:
+            return self.turns.reply(ctx, tag)
+        kind = _upkeep_kind(ctx.body)
+        self.upkeep[kind] += 1
+        return (self.extraction if kind == "extraction" else self.summary).reply(ctx)
+
+    def counts(self) -> dict[str, Any]:
+        return {**self.requests, "upkeep_by_kind": self.upkeep}
 
 
-def serve_model(chunks: int, interval: float, turns: int) -> None:
+def _text(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    parts = [content] if isinstance(content, str) else [p.get("text", "") for p in content or []]
+    return " ".join(p for p in parts if isinstance(p, str))
+
+
+def _turn_tag(body: dict[str, Any]) -> str:
+    """The turn tag a chat turn's last user message starts with; "" for any other request."""
+    users = [m for m in body.get("messages", []) if m.get("role") == "user"]
+    found = TAG.match(_text(users[-1])) if users else None
+    return found.group(0) if found else ""
+
+
+def _upkeep_kind(body: dict[str, Any]) -> str:
+    from infrastructure.memory.llm_memory_models import (
+        ARCHIVE_INSTRUCTIONS,
+        EXTRACTION_TOOL,
+        SUMMARY_INSTRUCTIONS,
+    )
+
+    if any((t.get("function") or {}).get("name") == EXTRACTION_TOOL for t in body.get("tools") or []):
+        return "extraction"
+    system = " ".join(_text(m) for m in body.get("messages", []) if m.get("role") == "system")
+    if system.startswith(SUMMARY_INSTRUCTIONS.partition("{")[0]):
+        return "summary"
+    if system.startswith(ARCHIVE_INSTRUCTIONS.partition("{")[0]):
+        return "archive"
+    return "other"
+
+
+def serve_model(chunks: int, interval: float) -> None:
     """Entry point of the model-server process: prints its base URL, serves until stdin closes."""
     from starlette.requests import Request
     from starlette.responses import JSONResponse
@@ -103,14 +158,18 @@ def serve_model(chunks: int, interval: float, turns: int) -> None:
 
     from tests.llm_server import ScriptedLLMServer
 
-    script = TimedChunks(chunks, interval)
+    server = ScriptedLLMServer()
+    script = BenchModel(server, chunks, interval)
 
     async def sends(_: Request) -> JSONResponse:
-        return JSONResponse(script.sends)
+        return JSONResponse(script.turns.sends)
 
-    server = ScriptedLLMServer()
+    async def requests(_: Request) -> JSONResponse:
+        return JSONResponse(script.counts())
+
     server.app.router.routes.append(Route("/bench/sends", sends, methods=["GET"]))
-    server.enqueue(*[script] * turns)
+    server.app.router.routes.append(Route("/bench/requests", requests, methods=["GET"]))
+    server.enqueue(script)
     with server:
         print(server.base_url, flush=True)
         sys.stdin.read()  # until the benchmark closes our stdin (or dies)
@@ -121,9 +180,16 @@ class ModelServer:
     process: subprocess.Popen[str]
     base_url: str
 
+    def _get(self, path: str) -> Any:
+        return httpx.get(f"{self.base_url.removesuffix('/v1')}{path}", timeout=30).json()
+
     def sends(self) -> dict[str, list[float]]:
-        root = self.base_url.removesuffix("/v1")
-        result: dict[str, list[float]] = httpx.get(f"{root}/bench/sends", timeout=30).json()
+        result: dict[str, list[float]] = self._get("/bench/sends")
+        return result
+
+    def requests(self) -> dict[str, Any]:
+        """Model requests so far: chat turns, memory upkeep (and upkeep by kind)."""
+        result: dict[str, Any] = self._get("/bench/requests")
         return result
 
     def stop(self) -> None:
@@ -136,10 +202,10 @@ class ModelServer:
             self.process.wait()
 
 
-def start_model_server(chunks: int, interval: float, turns: int) -> ModelServer:
+def start_model_server(chunks: int, interval: float) -> ModelServer:
     process = subprocess.Popen(
         [sys.executable, "-m", "tests.bench.sse_load", "--serve-model", "--chunks", str(chunks),
-         "--interval", str(interval), "--turns", str(turns)],
+         "--interval", str(interval)],
         cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
     )
     assert process.stdout is not None
@@ -158,8 +224,17 @@ class TurnResult:
     tag: str
     started: float
     arrivals: dict[int, float] = field(default_factory=dict)
+    frames: int = 0  # agent_message frames carrying at least one of this turn's chunks
     terminal: str = ""
     error: str = ""
+
+    def read_answer(self, answer: str) -> None:
+        """Record the arrival of every `<tag>:<k>` in one frame: a frame may merge several deltas."""
+        now = time.monotonic()
+        ks = [int(k) for k in re.findall(rf"(?<![\w-]){re.escape(self.tag)}:(\d+)", answer)]
+        self.frames += bool(ks)
+        for k in ks:
+            self.arrivals[k] = now
 
 
 async def one_turn(client: httpx.AsyncClient, tag: str) -> TurnResult:
@@ -174,9 +249,7 @@ async def one_turn(client: httpx.AsyncClient, tag: str) -> TurnResult:
                 if line.startswith("event: "):
                     event = line[7:]
                 elif line.startswith("data: ") and event == "agent_message":
-                    answer = json.loads(line[6:])["answer"]
-                    if answer.startswith(tag + ":"):
-                        result.arrivals[int(answer[len(tag) + 1 :])] = time.monotonic()
+                    result.read_answer(json.loads(line[6:])["answer"])
                 elif line.startswith("data: ") and event in ("agent_end", "stop", "timeout", "error"):
                     result.terminal = event
                     if event != "agent_end":
@@ -228,6 +301,31 @@ def percentiles(values: list[float]) -> dict[str, float]:
     }
 
 
+def chunk_stats(results: list[TurnResult], sends: dict[str, list[float]], chunks: int,
+                interval: float) -> dict[str, Any]:
+    """Chunk delays, time to first chunk and frames per turn of the turns that completed."""
+    added, derived, first_chunk, missing = [], [], [], 0
+    for result in results:
+        sent = sends.get(result.tag, [])
+        missing += chunks - len(result.arrivals)
+        for k, arrived in result.arrivals.items():
+            if k < len(sent):
+                added.append(arrived - sent[k])
+            if 0 in result.arrivals:
+                derived.append(arrived - result.arrivals[0] - k * interval)
+        if 0 in result.arrivals:
+            first_chunk.append(result.arrivals[0] - result.started)
+    return {
+        "missing_chunks": missing,
+        "delivered_chunks": sum(len(r.arrivals) for r in results),
+        # below chunks_per_turn when the server merged deltas into one frame
+        "frames_per_turn": round(statistics.mean(r.frames for r in results), 2) if results else 0,
+        "added_delay_per_chunk_ms": percentiles(added),
+        "derived_added_delay_per_chunk_ms": percentiles(derived),
+        "time_to_first_chunk_ms": percentiles(first_chunk),
+    }
+
+
 async def run_level(service: Service, model: ModelServer, level: int, n: int, chunks: int,
                     interval: float) -> dict[str, Any]:
     pid = service.process.pid
@@ -252,36 +350,20 @@ async def run_level(service: Service, model: ModelServer, level: int, n: int, ch
     await sampler
     results = [t.result() for t in done]
     sends = await asyncio.to_thread(model.sends)
-
-    added, derived, first_chunk, missing = [], [], [], 0
-    for result in results:
-        if result.error:
-            continue
-        sent = sends.get(result.tag, [])
-        missing += chunks - len(result.arrivals)
-        for k, arrived in result.arrivals.items():
-            if k < len(sent):
-                added.append(arrived - sent[k])
-            if 0 in result.arrivals:
-                derived.append(arrived - result.arrivals[0] - k * interval)
-        if 0 in result.arrivals:
-            first_chunk.append(result.arrivals[0] - result.started)
+    stats = chunk_stats([r for r in results if not r.error], sends, chunks, interval)
     errors = [r.error for r in results if r.error] + ["did not finish in time"] * len(pending)
     return {
         "concurrent_turns": n,
         "completed": sum(1 for r in results if not r.error),
         "errors": len(errors),
         "error_samples": sorted(set(errors))[:3],
-        "missing_chunks": missing,
+        **stats,
         "wall_s": round(wall, 2),
-        "added_delay_per_chunk_ms": percentiles(added),
-        "derived_added_delay_per_chunk_ms": percentiles(derived),
-        "time_to_first_chunk_ms": percentiles(first_chunk),
         "server_rss_mb": {"idle_before": rss_idle, "peak": peak[0], "after": vm_rss_mb(pid)},
         "cpu_cores_busy": cpu,  # CPU seconds per wall second during the level: 1.0 is one core saturated
         "server_waiting_for_a_cpu_per_s": waited,  # its event loop was runnable but not running
         # memagent's whole CPU cost (turn, event log, SSE) per chunk delivered: independent of other load
-        "server_cpu_ms_per_delivered_chunk": round(server_cpu_s * 1000 / max(1, len(added)), 3),
+        "server_cpu_ms_per_delivered_chunk": round(server_cpu_s * 1000 / max(1, stats["delivered_chunks"]), 3),
         "load_average_after": [round(x, 2) for x in os.getloadavg()],
     }
 
@@ -299,7 +381,7 @@ async def delete_prefix(prefix: str) -> None:
 async def main(levels: list[int], chunks: int, interval: float) -> dict[str, Any]:
     name, url = await pg_database()
     prefix = f"memagent-bench-{secrets.token_hex(4)}:"
-    model = start_model_server(chunks, interval, turns=sum(levels) + 10)
+    model = start_model_server(chunks, interval)
     try:
         await asyncio.to_thread(run_migrations, url)
         env = {
@@ -333,6 +415,7 @@ async def main(levels: list[int], chunks: int, interval: float) -> dict[str, Any
                 await run_level(service, model, level, n, chunks, interval)
                 for level, n in enumerate(levels, start=1)
             ]
+        report["model_requests"] = await asyncio.to_thread(model.requests)  # the whole run, warm-up included
         return report
     finally:
         model.stop()
@@ -347,11 +430,10 @@ if __name__ == "__main__":
     parser.add_argument("--chunks", type=int, default=50)
     parser.add_argument("--interval", type=float, default=0.02, help="seconds between the model's chunks")
     parser.add_argument("--serve-model", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--turns", type=int, default=1000, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_model:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # the benchmark stops us by closing stdin
-        serve_model(args.chunks, args.interval, args.turns)
+        serve_model(args.chunks, args.interval)
         sys.exit(0)
     chosen = [10, 20] if args.quick else [int(n) for n in args.levels.split(",")]
     print(json.dumps(asyncio.run(main(chosen, args.chunks, args.interval)), indent=2))

@@ -49,6 +49,13 @@ async def test_event_ids_start_at_one_and_are_monotonic(log: EventLog) -> None:
     assert await answers(log) == [(1, "Hel"), (2, "lo"), (3, "!")]
 
 
+async def test_append_many_stores_events_in_order_with_consecutive_ids(log: EventLog) -> None:
+    await log.append(TASK, delta("a"))
+    assert await log.append_many(TASK, [delta("b"), delta("c"), delta("d")]) == 4
+    assert await log.append(TASK, delta("e")) == 5
+    assert await answers(log) == [(1, "a"), (2, "b"), (3, "c"), (4, "d"), (5, "e")]
+
+
 async def test_concurrent_appends_get_distinct_ids_in_log_order(log: EventLog) -> None:
     ids = await asyncio.gather(*(log.append(TASK, delta(str(n))) for n in range(50)))
     assert sorted(ids) == list(range(1, 51))
@@ -153,6 +160,25 @@ async def test_redis_close_expires_both_stream_and_counter(redis_client: RedisCl
     await RedisEventLog(redis_client).close(TASK, retention=30)
     for key in (redis_client.key("events", TASK), redis_client.key("events", TASK) + ":seq"):
         assert 0 < await redis_client.commands.pttl(key) <= 30_000
+
+
+async def test_another_process_replays_and_follows_what_the_appender_serves_from_memory(
+    redis_client: RedisClient,  # noqa: F811
+) -> None:
+    appender, elsewhere = RedisEventLog(redis_client), RedisEventLog(redis_client)
+    await appender.append_many(TASK, [delta("a"), delta("b")])
+    assert await answers(elsewhere) == await answers(appender) == [(1, "a"), (2, "b")]
+
+    async def append_later() -> None:
+        await asyncio.sleep(0.1)
+        await appender.append(TASK, delta("c"))
+
+    late = asyncio.create_task(append_later())
+    followed = await asyncio.gather(elsewhere.read(TASK, 2, wait=5), appender.read(TASK, 2, wait=5))
+    await late
+    assert [[(e.id, e.thought.answer) for e in events] for events in followed] == [[(3, "c")], [(3, "c")]]
+    await appender.close(TASK, retention=30)
+    assert await answers(appender) == [(1, "a"), (2, "b"), (3, "c")]  # from the stream now
 
 
 async def test_redis_log_is_trimmed_to_about_max_len(redis_client: RedisClient) -> None:  # noqa: F811

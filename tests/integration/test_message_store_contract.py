@@ -270,6 +270,21 @@ async def test_recent_messages_returns_last_completed_turns_oldest_first(
     assert await store.recent_messages(conversation().id, 3) == []
 
 
+async def test_conversation_tail_reads_the_conversation_and_its_last_turns_for_its_owner_only(
+    store: SqlAlchemyMessageStore,
+) -> None:
+    conv = conversation()
+    turns = [finished(message(conv, T0 + timedelta(minutes=i))) for i in range(4)]
+    await add_turns(store, conv, turns)
+    summarised = conv.with_summary("Alice likes Paris.", T0 + timedelta(hours=1))
+    await store.save_summary(summarised)
+
+    assert await store.conversation_tail(conv.id, ALICE, 2) == (summarised, turns[2:])
+    assert await store.conversation_tail(conv.id, ALICE, 0) == (summarised, [])
+    assert await store.conversation_tail(conv.id, BOB, 2) is None
+    assert await store.conversation_tail(ConversationId("missing"), ALICE, 2) is None
+
+
 async def test_recent_messages_keeps_insertion_order_for_equal_timestamps(
     store: SqlAlchemyMessageStore,
 ) -> None:

@@ -93,7 +93,7 @@ async def test_upkeep_of_turns_from_before_a_forget_is_not_applied() -> None:
     h, memory, conversation = await remembering()
     late = [m for m in h.store.messages.values() if m.query == "Book it for tomorrow."][0]
     await memory.forget(conversation, OWNER)
-    await h.upkeep.run(AgentConfig(AppId("default")), late)  # e.g. a queued upkeep that runs late
+    await h.upkeep.run(AgentConfig(AppId("default")), [late])  # e.g. a queued upkeep that runs late
     view = await memory.read(conversation, OWNER)
     assert view.summary == ""
     assert view.entities.current == ()

@@ -67,6 +67,19 @@ async def test_the_summary_is_updated_after_the_end_event_off_the_request_path()
     assert h.store.conversations[handle.conversation_id].summary == "My name is Ada."
 
 
+async def test_turns_that_end_while_the_upkeep_waits_join_it_and_the_summary_is_updated_once() -> None:
+    h = tiers()
+    first = await h.start(ChatRequest(OWNER, "My name is Ada."))
+    await h.spawner.work.pop(0)  # the first turn to its end: its upkeep is scheduled, not started
+    second = await h.start(ChatRequest(OWNER, "I live in Paris.", first.conversation_id))
+    await h.spawner.work.pop(1)  # the second turn to its end, while the first upkeep still waits
+    assert len(h.spawner.work) == 1, "one upkeep for both turns"
+    await h.spawner.run_all()
+    assert h.summarizer.updates == [("", [first.message_id, second.message_id])]
+    assert h.extractor.seen == ["My name is Ada.", "I live in Paris."]
+    assert h.store.conversations[first.conversation_id].summary == "My name is Ada. I live in Paris."
+
+
 async def test_the_summary_reaches_the_next_turns_system_prompt() -> None:
     h = tiers()
     await talk(h, "My name is Ada.", "What is my name?")
@@ -257,14 +270,14 @@ async def test_inline_extraction_is_done_before_the_end_event() -> None:
     h = tiers(MemoryPolicy(compact_threshold=4, compact_batch=2, inline_entities=True))
     h.extractor.outputs["Book it for tomorrow."] = entities("date", "tomorrow")
     seen_at_end: list[bool] = []
-    append = h.log.append
+    append_many = h.log.append_many
 
-    async def spy(task_id: Any, thought: Any) -> int:
-        if thought.event.value == "agent_end":
+    async def spy(task_id: Any, thoughts: Any) -> int:
+        if any(thought.event.value == "agent_end" for thought in thoughts):
             seen_at_end.append(bool(h.memory.entities))
-        return await append(task_id, thought)
+        return await append_many(task_id, thoughts)
 
-    h.log.append = spy  # type: ignore[method-assign]
+    h.log.append_many = spy  # type: ignore[method-assign]
     await h.turn("Book it for tomorrow.")
     assert seen_at_end == [True]
     assert h.extractor.seen == ["Book it for tomorrow."], "extracted once, not again in the upkeep"

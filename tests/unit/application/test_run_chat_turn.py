@@ -34,8 +34,14 @@ async def test_query_is_persisted_before_the_turn_runs() -> None:
     await h.spawner.run_all()
 
 
+async def pause(_: int) -> None:
+    await asyncio.sleep(0)  # the model's next chunk is not there yet: the loop runs other tasks
+
+
 async def test_a_turn_streams_deltas_and_ends_with_agent_end_and_a_stored_answer() -> None:
-    h = Harness(ScriptedModel([HELLO]))
+    model = ScriptedModel([HELLO])
+    model.on_chunk = pause
+    h = Harness(model)
     handle = await h.turn("hi")
     assert h.events(handle) == [
         "long_term_memory_recall", "agent_message", "agent_message", "agent_message", "agent_end",
@@ -45,6 +51,14 @@ async def test_a_turn_streams_deltas_and_ends_with_agent_end_and_a_stored_answer
     assert stored.usage == Usage(10, 2, 0.5)
     closing = h.log.events(handle.task_id)[-2]
     assert (closing.answer, closing.total_token_count, closing.total_price) == ("", 12, 0.5)
+
+
+async def test_deltas_that_queue_while_the_log_is_busy_travel_as_one_event_with_the_totals() -> None:
+    h = Harness(ScriptedModel([HELLO]))  # no pause between chunks: the sender never runs in between
+    handle = await h.turn("hi")
+    assert h.events(handle) == ["long_term_memory_recall", "agent_message", "agent_end"]
+    delta = h.log.events(handle.task_id)[1]
+    assert (delta.answer, delta.total_token_count, delta.total_price) == ("Hello", 12, 0.5)
 
 
 async def test_answer_deltas_share_one_id_and_aggregate_to_the_answer() -> None:

@@ -1,0 +1,75 @@
+"""The events a process appended to the tasks it runs, kept in memory for followers in that process.
+
+The Redis event log is the record, readable by every process. But the follower of a turn is
+usually in the process that runs it (the client streams from the worker it posted to), and a
+blocking XREAD per event costs a round trip and a parse each time. So the appender also keeps
+its own tasks' events here, and `read` serves them without Redis.
+
+Only a complete tail is kept: one whose first event this process appended with id 1, so that
+every id from 1 is here. A task someone else started (a sweep ending another worker's turn)
+is never kept, and a closed task is dropped: later readers go to Redis.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from application.ports.event_log import LoggedEvent
+from domain.ids import TaskId
+from domain.thoughts import AgentThought
+
+
+@dataclass(slots=True)
+class _Tail:
+    events: list[LoggedEvent] = field(default_factory=list)
+    grew: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def wake(self) -> None:
+        # Waiters hold the old Event: setting it wakes them, and later waiters get a fresh one.
+        self.grew.set()
+        self.grew = asyncio.Event()
+
+
+class LocalTail:
+    """`max_len`: a tail longer than this is dropped, as the stream is trimmed to about that length."""
+
+    def __init__(self, max_len: int) -> None:
+        self._max_len = max_len
+        self._tails: dict[TaskId, _Tail] = {}
+
+    def appended(self, task_id: TaskId, last_id: int, thoughts: Sequence[AgentThought]) -> None:
+        """Record events the log just stored, with ids up to `last_id`."""
+        first_id = last_id - len(thoughts) + 1
+        tail = self._tails.get(task_id)
+        if tail is None:
+            if first_id != 1:
+                return
+            tail = self._tails[task_id] = _Tail()
+        if first_id != len(tail.events) + 1 or last_id > self._max_len:  # a gap, or trimmed in Redis
+            self.forget(task_id)
+            return
+        tail.events.extend(LoggedEvent(first_id + n, t) for n, t in enumerate(thoughts))
+        tail.wake()
+
+    async def read(self, task_id: TaskId, after: int, wait: float) -> list[LoggedEvent] | None:
+        """Events with id > `after`, waiting up to `wait` s; None when this process does not hold
+        the task's tail (any more), so the caller must read the record."""
+        tail = self._tails.get(task_id)
+        if tail is None:
+            return None
+        if len(tail.events) <= after and wait > 0:
+            try:
+                async with asyncio.timeout(wait):
+                    await tail.grew.wait()
+            except TimeoutError:
+                pass
+            if self._tails.get(task_id) is not tail:  # dropped meanwhile: the record has the rest
+                return None
+        return tail.events[max(after, 0) :]
+
+    def forget(self, task_id: TaskId) -> None:
+        tail = self._tails.pop(task_id, None)
+        if tail is not None:
+            tail.wake()

@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+import asyncio
+
+from domain.ids import ConversationId, MessageId, TaskId, ThoughtId
+from domain.thoughts import AgentThought, ThoughtEvent
+from infrastructure.events.local_tail import LocalTail
+
+TASK = TaskId("t-1")
+
+
+def delta(answer: str) -> AgentThought:
+    return AgentThought(
+        ThoughtId("th"), TASK, ConversationId("c"), MessageId("m"), ThoughtEvent.AGENT_MESSAGE, answer=answer
+    )
+
+
+def answers(events: list | None) -> list[tuple[int, str]] | None:  # type: ignore[type-arg]
+    return None if events is None else [(e.id, e.thought.answer) for e in events]
+
+
+async def test_a_tail_appended_from_the_first_event_serves_reads_from_memory() -> None:
+    tail = LocalTail(max_len=100)
+    tail.appended(TASK, 2, [delta("a"), delta("b")])
+    tail.appended(TASK, 3, [delta("c")])
+    assert answers(await tail.read(TASK, 1, 0)) == [(2, "b"), (3, "c")]
+    assert answers(await tail.read(TASK, 3, 0)) == []
+
+
+async def test_a_task_not_appended_here_from_its_start_is_read_from_the_record() -> None:
+    tail = LocalTail(max_len=100)
+    tail.appended(TASK, 7, [delta("late")])  # e.g. a sweep ending another worker's turn
+    assert await tail.read(TASK, 0, 0) is None
+
+
+async def test_a_gap_or_a_trimmed_stream_drops_the_tail() -> None:
+    gap, short = LocalTail(max_len=100), LocalTail(max_len=2)
+    gap.appended(TASK, 1, [delta("a")])
+    gap.appended(TASK, 3, [delta("c")])  # someone else appended event 2
+    short.appended(TASK, 3, [delta("a"), delta("b"), delta("c")])
+    assert await gap.read(TASK, 0, 0) is None
+    assert await short.read(TASK, 0, 0) is None
+
+
+async def test_a_waiting_reader_is_woken_by_an_append_and_sent_to_the_record_when_the_task_closes() -> None:
+    tail = LocalTail(max_len=100)
+    tail.appended(TASK, 1, [delta("a")])
+    woken = asyncio.create_task(tail.read(TASK, 1, 5))
+    await asyncio.sleep(0)
+    tail.appended(TASK, 2, [delta("b")])
+    assert answers(await woken) == [(2, "b")]
+    dropped = asyncio.create_task(tail.read(TASK, 2, 5))
+    await asyncio.sleep(0)
+    tail.forget(TASK)
+    assert await dropped is None
+
+
+async def test_a_reader_that_waits_in_vain_gets_nothing() -> None:
+    tail = LocalTail(max_len=100)
+    tail.appended(TASK, 1, [delta("a")])
+    assert answers(await tail.read(TASK, 1, 0.01)) == []
