@@ -168,7 +168,9 @@ class MemoryUpkeep:
                 if state.forgotten_at is None or finished.created_at > state.forgotten_at:
                     await _guard("entity extraction", conversation_id, self.extract_entities(finished))
         if config.summary_enabled:
-            await _guard("summary", conversation_id, self._summarize(turns[-1], state))
+            # Enough recent turns to find the cursor before the oldest of this batch.
+            catch_up = max(SUMMARY_CATCH_UP, len(turns) + 1)
+            await _guard("summary", conversation_id, self._summarize(turns[-1], state, catch_up))
         await _guard("archive compaction", conversation_id, self.compact(config, conversation_id))
 
     async def extract_entities(self, finished: Message) -> int:
@@ -186,9 +188,9 @@ class MemoryUpkeep:
             )
         return len(entities)
 
-    async def _summarize(self, finished: Message, state: UpkeepState) -> None:
+    async def _summarize(self, finished: Message, state: UpkeepState, catch_up: int) -> None:
         conversation_id = finished.conversation_id
-        tail = await self._store.conversation_tail(conversation_id, finished.owner, SUMMARY_CATCH_UP)
+        tail = await self._store.conversation_tail(conversation_id, finished.owner, catch_up)
         if tail is None:  # deleted meanwhile
             return
         conversation, turns = tail

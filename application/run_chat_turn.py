@@ -135,6 +135,27 @@ class RunChatTurn:
         await loop.run(messages, mode, config.max_tool_rounds, config.stream_thoughts)
         await events.flush()  # an event log that failed ends the turn with an error
 
+    async def _publish_end(
+        self, turn: Turn, events: TurnEvents, end: ThoughtEvent, answer: str, error: str, state: LoopState
+    ) -> None:
+        """The terminal event, then the log's retention; each failure is logged, never raised."""
+        task_id = turn.message.task_id
+        lost = events.take_failure()  # the turn was cancelled before it could raise this one
+        if lost is not None:
+            log.warning("turn %s: some of its events were not published: %s", task_id, lost.message)
+        try:
+            await events.publish(end, answer=answer, observation=error, usage=state.usage)
+            await events.flush()
+        except ApplicationError as failure:
+            log.error("turn %s: could not publish its end: %s", task_id, failure.message)
+        try:
+            await self._log.close(task_id, self._limits.event_retention)
+            # The owner may replay the finished turn for as long as its events are kept.
+            info = TaskInfo(task_id, turn.message.owner, turn.conversation.id, turn.message.id)
+            await self._tasks.register(info, self._limits.event_retention)
+        except ApplicationError as failure:
+            log.error("turn %s: could not keep its events for replay: %s", task_id, failure.message)
+
     async def _remember(self, turn: Turn, finished: Message) -> None:
         """Update the window cache; a failure only costs a rebuild from the record later."""
         try:
@@ -162,14 +183,6 @@ class RunChatTurn:
             await self._remember(turn, finished)
         if saved and self._upkeep is not None:
             await self._upkeep.before_end(turn.config, finished)  # inline entity extraction, when configured
-        try:
-            await events.publish(_TERMINAL[status], answer=answer, observation=error, usage=state.usage)
-            await events.flush()
-            await self._log.close(turn.message.task_id, self._limits.event_retention)
-            # The owner may replay the finished turn for as long as its events are kept.
-            info = TaskInfo(turn.message.task_id, turn.message.owner, turn.conversation.id, turn.message.id)
-            await self._tasks.register(info, self._limits.event_retention)
-        except ApplicationError as failure:
-            log.error("turn %s: could not publish its end: %s", turn.message.task_id, failure.message)
+        await self._publish_end(turn, events, _TERMINAL[status], answer, error, state)
         if saved and self._upkeep is not None:
             self._upkeep.after_end(turn.config, finished)  # memory upkeep, off the request path (§3 step 7)

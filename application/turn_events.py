@@ -1,20 +1,13 @@
-"""Publishes a turn's events to its event log and records its steps.
-
-Publishing does not wait for the log: events queue in order and one sender task per turn
-appends whatever has queued in one call. While an append is under way, further deltas of the
-same answer merge into one event (the protocol aggregates deltas by id anyway), so a turn
-that streams faster than the log answers sends fewer, larger events instead of falling
-behind, and an idle one still sends each delta at once. `flush` waits for the log.
-"""
+"""Publishes a turn's events to its event log (through an `EventSender`) and records its steps."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
 from application.errors import ApplicationError
+from application.event_sender import EventSender
 from application.ports.event_log import EventLog
 from application.ports.runtime import Clock, IdGenerator
 from application.turn import Turn
@@ -22,8 +15,6 @@ from domain.conversation import MessageAgentThought
 from domain.ids import ThoughtId
 from domain.messages import Usage
 from domain.thoughts import AgentThought, ThoughtEvent
-
-MAX_PENDING = 256  # events queued for the log before publish waits for it
 
 
 class TurnEvents:
@@ -36,9 +27,7 @@ class TurnEvents:
         self._ids = ids
         self._started = clock.monotonic()
         self.steps: list[MessageAgentThought] = []
-        self._pending: list[AgentThought] = []
-        self._sender: asyncio.Task[None] | None = None
-        self._failure: ApplicationError | None = None
+        self._sender = EventSender(log, turn.message.task_id)
 
     def new_id(self) -> ThoughtId:
         return ThoughtId(self._ids.new_id())
@@ -72,40 +61,16 @@ class TurnEvents:
             latency=round(self.elapsed, 6),
             **fields,
         )
-        self._raise_failure()
-        self._queue(thought)
-        if len(self._pending) >= MAX_PENDING:
-            await self.flush()
+        await self._sender.send(thought)
         return thought
 
     async def flush(self) -> None:
         """Until every event published so far is in the log; raises the log's failure, once."""
-        while self._sender is not None:
-            await asyncio.shield(self._sender)  # a cancelled turn must not cancel the sending
-        self._raise_failure()
+        await self._sender.flush()
 
-    def _queue(self, thought: AgentThought) -> None:
-        if self._pending and self._pending[-1].continued_by(thought):
-            self._pending[-1] = self._pending[-1].merged_with(thought)
-        else:
-            self._pending.append(thought)
-        if self._sender is None:
-            self._sender = asyncio.ensure_future(self._send())
-
-    async def _send(self) -> None:
-        try:
-            while self._pending:
-                batch, self._pending = self._pending, []
-                await self._log.append_many(self._turn.message.task_id, batch)
-        except ApplicationError as failure:
-            self._failure = failure
-        finally:
-            self._sender = None
-
-    def _raise_failure(self) -> None:
-        failure, self._failure = self._failure, None
-        if failure is not None:
-            raise failure
+    def take_failure(self) -> ApplicationError | None:
+        """A failure of the log not raised yet (the turn was cancelled meanwhile), cleared."""
+        return self._sender.take_failure()
 
     def record_step(
         self,

@@ -51,6 +51,7 @@ class TurnWatch:
         self._clock = clock
         self._task_id = task_id
         self._times = times
+        self._last_client_check: float | None = None
 
     async def run(self, work: Coroutine[Any, Any, None]) -> None:
         """Run `work` to its end, or raise StopRequested once it is stopped and cancelled."""
@@ -67,10 +68,7 @@ class TurnWatch:
     async def _watch(self, job: asyncio.Future[None]) -> None:
         times = self._times
         beat_every = times.worker_lease / 3
-        # A gone client has `client_grace` to come back, so its lease needs far fewer checks than a
-        # stop does; each check is a round trip to a shared backend, for every running turn.
-        client_every = max(times.stop_check_interval, times.client_grace / 10)
-        last_beat = last_client_check = None
+        last_beat = None
         while True:
             now = self._clock.monotonic()
             if last_beat is None or now - last_beat >= beat_every:
@@ -78,10 +76,7 @@ class TurnWatch:
             done, _ = await asyncio.wait({job}, timeout=times.stop_check_interval)
             if done:
                 return job.result()
-            check_client = last_client_check is None or self._clock.monotonic() - last_client_check >= client_every
-            reason = await self._stop_reason(check_client)
-            if check_client:
-                last_client_check = self._clock.monotonic()
+            reason = await self._stop_reason()
             if reason is not None:
                 raise StopRequested(reason)
 
@@ -93,13 +88,23 @@ class TurnWatch:
             return False
         return True
 
-    async def _stop_reason(self, check_client: bool) -> StopReason | None:
+    async def _stop_reason(self) -> StopReason | None:
         try:
             if await self._tasks.stop_requested(self._task_id):
                 return StopReason.REQUESTED
-            if check_client and not await self._presence.client_attached(self._task_id):
+            if self._client_check_due() and not await self._presence.client_attached(self._task_id):
                 return StopReason.CLIENT_GONE
         except ApplicationError as failure:
             # A failed check is no news: the turn goes on and the next interval asks again.
             log.warning("turn %s: could not check for a stop: %s", self._task_id, failure.message)
         return None
+
+    def _client_check_due(self) -> bool:
+        # A gone client has `client_grace` to come back, so its lease needs far fewer checks than a
+        # stop does; each check is a round trip to a shared backend, for every running turn.
+        every = max(self._times.stop_check_interval, self._times.client_grace / 10)
+        now = self._clock.monotonic()
+        if self._last_client_check is not None and now - self._last_client_check < every:
+            return False
+        self._last_client_check = now
+        return True

@@ -7,7 +7,7 @@ from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from application.errors import Conflict, MemoryUnavailable, ModelError, NotFound, StoreUnavailable
+from application.errors import Conflict, EventLogUnavailable, MemoryUnavailable, ModelError, NotFound, StoreUnavailable
 from application.ports.chat_model import ModelChunk
 from application.ports.event_log import LoggedEvent
 from application.ports.task_control import TaskInfo
@@ -262,14 +262,22 @@ class FakeEntityExtractor:
 
 
 class FakeEventLog:
+    """`failures`: how many of the next appends fail with EventLogUnavailable (storing nothing)."""
+
     def __init__(self) -> None:
         self.logs: dict[str, list[LoggedEvent]] = {}
         self.closed: dict[str, float] = {}
+        self.failures = 0
+        self.appends = 0
 
     async def append(self, task_id: TaskId, thought: AgentThought) -> int:
         return await self.append_many(task_id, [thought])
 
     async def append_many(self, task_id: TaskId, thoughts: Sequence[AgentThought]) -> int:
+        self.appends += 1
+        if self.failures:
+            self.failures -= 1
+            raise EventLogUnavailable("The event log is unavailable.")
         log = self.logs.setdefault(task_id, [])
         for thought in thoughts:
             log.append(LoggedEvent(len(log) + 1, thought))

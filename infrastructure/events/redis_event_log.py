@@ -79,10 +79,15 @@ class RedisEventLog(EventLog):
         if not thoughts:
             raise ValueError("append_many needs at least one event")
         payloads = [json.dumps(t.to_dict(), ensure_ascii=False) for t in thoughts]
-        with self._client.translate(EventLogUnavailable, f"appending to task {task_id}"):
-            last = int(await self._script()(keys=list(self._keys(task_id)), args=[self._max_len, FIELD, *payloads]))
-        self._local.appended(task_id, last, thoughts)
-        return last
+        try:
+            with self._client.translate(EventLogUnavailable, f"appending to task {task_id}"):
+                last = await self._script()(keys=list(self._keys(task_id)), args=[self._max_len, FIELD, *payloads])
+        except BaseException:
+            # Redis may hold the events though the reply was lost: local followers must read it from now on.
+            self._local.forget(task_id)
+            raise
+        self._local.appended(task_id, int(last), thoughts)
+        return int(last)
 
     async def read(self, task_id: TaskId, after: int, wait: float) -> list[LoggedEvent]:
         local = await self._local.read(task_id, after, wait)

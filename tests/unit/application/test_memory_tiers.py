@@ -80,6 +80,19 @@ async def test_turns_that_end_while_the_upkeep_waits_join_it_and_the_summary_is_
     assert h.store.conversations[first.conversation_id].summary == "My name is Ada. I live in Paris."
 
 
+async def test_a_batch_longer_than_the_summary_catch_up_is_summarised_whole() -> None:
+    h = tiers()
+    first = await h.start(ChatRequest(OWNER, "turn 0"))
+    await h.spawner.work.pop(0)
+    ids = [first.message_id]
+    for n in range(1, 8):  # more than SUMMARY_CATCH_UP turns end while the upkeep waits
+        handle = await h.start(ChatRequest(OWNER, f"turn {n}", first.conversation_id))
+        await h.spawner.work.pop(1)
+        ids.append(handle.message_id)
+    await h.spawner.run_all()
+    assert h.summarizer.updates == [("", ids)]
+
+
 async def test_the_summary_reaches_the_next_turns_system_prompt() -> None:
     h = tiers()
     await talk(h, "My name is Ada.", "What is my name?")

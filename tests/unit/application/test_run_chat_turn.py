@@ -331,3 +331,14 @@ async def test_a_second_turn_while_one_runs_is_a_conflict_and_writes_nothing() -
     await h.spawner.run_all()
     await h.turn("third", first.conversation_id)
     assert len(h.store.messages) == 2
+
+
+async def test_an_event_log_that_fails_mid_turn_ends_it_with_error_and_the_end_is_sent_once_it_is_back() -> None:
+    model = ScriptedModel([HELLO])
+    model.on_chunk = pause
+    h = Harness(model)
+    h.log.failures = 1  # the first append (the recall event) fails; the log is back for the next
+    handle = await h.turn("hi")
+    stored = h.store.messages[handle.message_id]
+    assert stored.status is MessageStatus.ERROR
+    assert h.events(handle)[-1] == "error"

@@ -1,0 +1,59 @@
+"""TurnWatch: a stop is checked every interval, a client's lease far less often, and both end the turn."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from application.turn_watch import StopReason, StopRequested, TurnWatch, WatchTimes
+from domain.ids import TaskId
+from tests.fakes import FakeClock, FakePresence, FakeTaskControl
+
+TASK = TaskId("t-1")
+TIMES = WatchTimes(stop_check_interval=0.001, client_grace=1.0, worker_lease=15.0)
+
+
+class CountingTasks(FakeTaskControl):
+    """Counts stop checks; `enough` is set at the 60th."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.checks = 0
+        self.enough = asyncio.Event()
+
+    async def stop_requested(self, task_id: TaskId) -> bool:
+        self.checks += 1
+        if self.checks >= 60:
+            self.enough.set()
+        return await super().stop_requested(task_id)
+
+
+class CountingPresence(FakePresence):
+    def __init__(self) -> None:
+        super().__init__()
+        self.checks = 0
+
+    async def client_attached(self, task_id: TaskId) -> bool:
+        self.checks += 1
+        return await super().client_attached(task_id)
+
+
+async def test_the_client_lease_is_checked_far_less_often_than_the_stop_flag() -> None:
+    tasks, presence = CountingTasks(), CountingPresence()
+    watch = TurnWatch(tasks, presence, FakeClock(step=0.01), TASK, TIMES)
+    await watch.run(tasks.enough.wait())
+    assert 1 <= presence.checks <= tasks.checks // 2
+
+
+async def test_a_stop_request_and_a_gone_client_each_end_the_watched_work() -> None:
+    for reason in (StopReason.REQUESTED, StopReason.CLIENT_GONE):
+        tasks, presence = FakeTaskControl(), FakePresence()
+        if reason is StopReason.REQUESTED:
+            tasks.stops.add(TASK)
+        else:
+            presence.keep_clients = False
+        watch = TurnWatch(tasks, presence, FakeClock(step=0.01), TASK, TIMES)
+        with pytest.raises(StopRequested) as stopped:
+            await watch.run(asyncio.sleep(5))
+        assert stopped.value.reason is reason
