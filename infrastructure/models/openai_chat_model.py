@@ -1,6 +1,10 @@
 """A chat model behind an OpenAI-compatible Chat Completions API (OpenAI, DeepSeek, Qwen,
 Ollama, vLLM…), streamed.
 
+The SDK sends the request (auth, headers, timeouts, HTTP errors as exceptions); the stream's
+`data:` lines are read as plain JSON (`openai_stream.sse_chunks`) rather than through the SDK's
+typed chunk objects, whose construction cost more than everything else per chunk.
+
 Retries are ours, not the SDK's: a call that fails before its first chunk (429, 5xx, a
 connection error or timeout) is tried again with jittered exponential backoff, honouring
 the server's Retry-After up to a cap; once a chunk is out, a failure is final, since the
@@ -10,13 +14,13 @@ user has already seen part of an answer that a new call would not continue.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from contextlib import AsyncExitStack
 from typing import Any
 
 import httpx2
 import openai
-from openai import AsyncOpenAI, AsyncStream
-from openai.types.chat import ChatCompletionChunk
+from openai import AsyncOpenAI
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_random_exponential
 
@@ -26,7 +30,7 @@ from domain.messages import Msg
 from domain.tools import ToolSpec
 from infrastructure.models.openai_convert import openai_messages, openai_tools
 from infrastructure.models.openai_errors import ModelErrors, is_transient, retry_after
-from infrastructure.models.openai_stream import ChunkReader
+from infrastructure.models.openai_stream import ChunkReader, sse_chunks
 from infrastructure.models.provider_config import NO_KEY, ProviderConfig
 from infrastructure.models.tool_names import ToolNames
 
@@ -35,21 +39,22 @@ _FAILURES = (openai.OpenAIError, json.JSONDecodeError, httpx2.HTTPError)
 
 
 class _Upstream:
-    """An open stream whose first chunk has already been read (it decided the retries)."""
+    """An open response whose first chunk has already been read (it decided the retries)."""
 
-    def __init__(self, stream: AsyncStream[ChatCompletionChunk], first: ChatCompletionChunk | None) -> None:
-        self._stream = stream
+    def __init__(self, exits: AsyncExitStack, chunks: AsyncIterator[dict[str, Any]], first: Any) -> None:
+        self._exits = exits
+        self._chunks = chunks
         self._next = first
 
-    async def next(self) -> ChatCompletionChunk | None:
+    async def next(self) -> Any:
         chunk, self._next = self._next, None
         if chunk is None:
-            chunk = await anext(self._stream, None)
+            chunk = await anext(self._chunks, None)
         return chunk
 
     async def close(self) -> None:
         """Closes the HTTP response: the server sees the client hang up and stops generating."""
-        await self._stream.close()
+        await self._exits.aclose()
 
 
 class OpenAIChatModel(ChatModel):
@@ -114,15 +119,20 @@ class OpenAIChatModel(ChatModel):
         raise AssertionError("unreachable: tenacity either returns or re-raises")
 
     async def _open(self, request: dict[str, Any]) -> _Upstream:
-        stream = await self._client.chat.completions.create(**request)
+        exits = AsyncExitStack()
         try:
-            first = await anext(stream, None)
+            response = await exits.enter_async_context(
+                self._client.chat.completions.with_streaming_response.create(**request)
+            )
+            chunks = sse_chunks(response.iter_lines(), response.http_response.request)
+            exits.push_async_callback(chunks.aclose)  # closed before the response, in reverse order
+            first = await anext(chunks, None)
         except BaseException:
-            await stream.close()
+            await exits.aclose()
             raise
-        return _Upstream(stream, first)
+        return _Upstream(exits, chunks, first)
 
-    async def _read(self, upstream: _Upstream) -> ChatCompletionChunk | None:
+    async def _read(self, upstream: _Upstream) -> Any:
         try:
             return await upstream.next()
         except _FAILURES as error:

@@ -1,8 +1,14 @@
-"""Reads the chunks of one streamed Chat Completions reply. No I/O: fed chunk by chunk."""
+"""Reads the chunks of one streamed Chat Completions reply: the SSE `data:` lines as JSON, then
+each chunk's deltas. No I/O: fed line by line and chunk by chunk."""
 
 from __future__ import annotations
 
-from openai.types.chat import ChatCompletionChunk
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx2
+import openai
 
 from application.errors import ModelError
 from application.ports.chat_model import ModelChunk
@@ -12,6 +18,41 @@ from infrastructure.models.tool_calls import ToolCallAssembler
 from infrastructure.models.tool_names import ToolNames
 
 MALFORMED = "The model server sent a malformed chunk"
+
+
+async def sse_chunks(lines: AsyncIterator[str], request: httpx2.Request) -> AsyncIterator[Any]:
+    """Each event's `data` as JSON, until `[DONE]`. Like the SDK's own stream, an `{"error": …}`
+    event raises `openai.APIError`, and a timeout or a broken connection the SDK's errors for them."""
+    try:
+        async for payload in _event_data(lines):
+            if payload.startswith("[DONE]"):
+                # Read the response to its end, so that its connection goes back to the pool.
+                async for _ in lines:
+                    pass
+                return
+            chunk = json.loads(payload)
+            if isinstance(chunk, dict) and chunk.get("error"):
+                error = chunk["error"]
+                message = error.get("message") if isinstance(error, dict) else None
+                raise openai.APIError(str(message or "An error occurred during streaming"), request, body=error)
+            yield chunk
+    except httpx2.TimeoutException as error:
+        raise openai.APITimeoutError(request=request) from error
+    except httpx2.RequestError as error:
+        raise openai.APIConnectionError(request=request) from error
+
+
+async def _event_data(lines: AsyncIterator[str]) -> AsyncIterator[str]:
+    """The `data` of each server-sent event (its `data:` lines joined); other fields are not used."""
+    data: list[str] = []
+    async for line in lines:
+        if line.startswith("data:"):
+            data.append(line[5:].removeprefix(" "))
+        elif not line and data:
+            yield "\n".join(data)
+            data = []
+    if data:
+        yield "\n".join(data)
 
 
 class ChunkReader:
@@ -24,27 +65,27 @@ class ChunkReader:
         self._usage: Usage | None = None
         self._finished = False
 
-    def feed(self, chunk: ChatCompletionChunk) -> str:
+    def feed(self, chunk: Any) -> str:
         """The chunk's text delta ('' if none). Raises ModelError for a malformed chunk."""
-        # The SDK does not validate chunks: a broken one arrives with fields None or missing.
-        if getattr(chunk, "choices", None) is None:
+        if not isinstance(chunk, dict) or not isinstance(chunk.get("choices"), list):
             raise ModelError(f"{MALFORMED} (no choices).")
         try:
             return self._read(chunk)
-        except (AttributeError, TypeError, ValueError) as error:
+        except (AttributeError, KeyError, TypeError, ValueError) as error:
             raise ModelError(f"{MALFORMED} ({type(error).__name__}).") from error
 
-    def _read(self, chunk: ChatCompletionChunk) -> str:
-        if chunk.usage is not None:  # the last chunk, with `choices: []`, when include_usage is asked
-            self._usage = self._price.usage(chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
+    def _read(self, chunk: dict[str, Any]) -> str:
+        usage = chunk.get("usage")
+        if usage is not None:  # the last chunk, with `choices: []`, when include_usage is asked
+            self._usage = self._price.usage(int(usage["prompt_tokens"]), int(usage["completion_tokens"]))
         text = ""
-        for choice in chunk.choices:
-            self._finished = self._finished or bool(choice.finish_reason)
-            text += choice.delta.content or ""
-            for call in choice.delta.tool_calls or []:
-                function = call.function
-                name, arguments = (function.name, function.arguments) if function else (None, None)
-                self._calls.add(int(call.index), call.id, name, arguments)
+        for choice in chunk["choices"]:
+            self._finished = self._finished or bool(choice.get("finish_reason"))
+            delta = choice.get("delta") or {}
+            text += delta.get("content") or ""
+            for call in delta.get("tool_calls") or []:
+                function = call.get("function") or {}
+                self._calls.add(int(call["index"]), call.get("id"), function.get("name"), function.get("arguments"))
         return text
 
     def finish(self) -> list[ModelChunk]:

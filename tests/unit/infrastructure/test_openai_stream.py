@@ -1,19 +1,21 @@
+from collections.abc import AsyncIterator
 from typing import Any
 
+import httpx2
+import openai
 import pytest
-from openai.types.chat import ChatCompletionChunk
 
 from application.errors import ModelError
 from domain.tools import ToolCall
-from infrastructure.models.openai_stream import ChunkReader
+from infrastructure.models.openai_stream import ChunkReader, sse_chunks
 from infrastructure.models.provider_config import FREE, TokenPrice
 from infrastructure.models.tool_names import ToolNames
 
 
-def chunk(delta: dict[str, Any] | None = None, finish: str | None = None, **extra: Any) -> ChatCompletionChunk:
+def chunk(delta: dict[str, Any] | None = None, finish: str | None = None, **extra: Any) -> dict[str, Any]:
     choices = [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}]
     payload = {"id": "x", "object": "chat.completion.chunk", "created": 0, "model": "m", "choices": choices}
-    return ChatCompletionChunk.construct(**(payload | extra))  # unvalidated, as the SDK builds them
+    return payload | extra  # as json.loads reads it from the stream
 
 
 def reader(price: TokenPrice = FREE) -> ChunkReader:
@@ -48,14 +50,16 @@ def test_a_reply_without_usage_ends_with_nothing_to_add() -> None:
 
 
 def test_a_chunk_without_choices_is_malformed() -> None:
-    for broken in (chunk({"content": "x"}, choices=None), ChatCompletionChunk.construct(id="x", model="m")):
+    for broken in (chunk({"content": "x"}, choices=None), {"id": "x", "model": "m"}, ["not", "an", "object"]):
         with pytest.raises(ModelError, match="no choices"):
             reader().feed(broken)
 
 
 def test_a_chunk_with_a_broken_delta_is_malformed() -> None:
     with pytest.raises(ModelError, match="malformed chunk"):
-        reader().feed(ChatCompletionChunk.construct(choices=[{"delta": None}], usage=None))
+        reader().feed({"choices": [{"delta": {"content": 5}}]})
+    with pytest.raises(ModelError, match="malformed chunk"):
+        reader().feed({"choices": ["not a choice"]})
 
 
 def test_a_stream_that_stops_before_a_finish_reason_is_an_error() -> None:
@@ -63,3 +67,37 @@ def test_a_stream_that_stops_before_a_finish_reason_is_an_error() -> None:
     read.feed(chunk({"content": "Half"}))
     with pytest.raises(ModelError, match="ended before the reply was finished"):
         read.finish()
+
+
+async def lines_of(*lines: str) -> AsyncIterator[str]:
+    for line in lines:
+        yield line
+
+
+async def chunks_of(*lines: str) -> list[Any]:
+    return [c async for c in sse_chunks(lines_of(*lines), httpx2.Request("POST", "http://model.test/v1"))]
+
+
+async def test_sse_data_lines_are_read_as_json_until_done() -> None:
+    read = await chunks_of(
+        ": a comment", 'data: {"a": 1}', "", "event: message", 'data:{"b":', 'data: 2}', "", "data: [DONE]", "",
+        'data: {"after": "done"}', "",
+    )
+    assert read == [{"a": 1}, {"b": 2}]
+
+
+async def test_the_response_is_read_to_its_end_after_done_so_its_connection_can_be_reused() -> None:
+    consumed: list[str] = []
+
+    async def lines() -> AsyncIterator[str]:
+        for line in ('data: {"a": 1}', "", "data: [DONE]", "", "", "trailing"):
+            consumed.append(line)
+            yield line
+
+    assert [c async for c in sse_chunks(lines(), httpx2.Request("POST", "http://model.test/v1"))] == [{"a": 1}]
+    assert consumed[-1] == "trailing"
+
+
+async def test_an_error_event_in_the_stream_raises_the_sdks_api_error() -> None:
+    with pytest.raises(openai.APIError, match="overloaded"):
+        await chunks_of('data: {"a": 1}', "", 'data: {"error": {"message": "overloaded", "type": "server_error"}}', "")
