@@ -15,7 +15,10 @@ from application.ports.runtime import Clock
 from domain.conversation import Conversation
 from domain.errors import DomainError
 from domain.ids import ConversationId, MessageId, OwnerId
-from domain.memory import MAX_ENTITY_VALUE, ArchiveEntry, Entity, EntitySheet, MemoryPolicy, UpkeepState, entity_type
+from domain.memory import MemoryPolicy
+from domain.memory_archive import ArchiveEntry
+from domain.memory_entities import MAX_ENTITY_VALUE, Entity, EntitySheet, entity_type
+from domain.memory_summary import UpkeepState
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,17 +36,10 @@ from domain.conversation import Message
 from domain.entity_extraction import read_extraction
 from domain.errors import DomainError
 from domain.ids import ConversationId, TaskId
-from domain.memory import (
-    SUMMARY_CATCH_UP,
-    ArchiveEntry,
-    Entity,
-    Exchange,
-    MemoryPolicy,
-    UpkeepState,
-    due_for_archive,
-    exchanges_of,
-    pending_for_summary,
-)
+from domain.memory import Exchange, MemoryPolicy, exchanges_of
+from domain.memory_archive import ArchiveEntry, due_for_archive
+from domain.memory_entities import Entity
+from domain.memory_summary import SUMMARY_CATCH_UP, UpkeepState, pending_for_summary
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

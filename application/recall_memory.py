@@ -23,20 +23,10 @@ from application.ports.runtime import Tokenizer
 from domain.agent import AgentConfig
 from domain.conversation import Conversation, Message
 from domain.ids import ConversationId
-from domain.memory import (
-    ArchiveEntry,
-    EntitySheet,
-    MemoryPolicy,
-    RankedEntry,
-    check_history,
-    history_from_turns,
-    newest_entries,
-    rank_archive,
-    recent_window,
-    select_recall,
-    turn_pair,
-    unarchived,
-)
+from domain.memory import MemoryPolicy, check_history, history_from_turns, recent_window, turn_pair
+from domain.memory_archive import ArchiveEntry, RankedEntry, newest_entries, rank_archive, unarchived
+from domain.memory_entities import EntitySheet
+from domain.memory_recall import select_recall
 from domain.messages import Msg
 from domain.prompt import RecalledMemory
 

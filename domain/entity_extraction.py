@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from domain.errors import DomainError
-from domain.memory import MAX_ENTITY_VALUE, entity_type
+from domain.memory_entities import MAX_ENTITY_VALUE, entity_type
 
 MAX_ENTITIES = 20  # per exchange; more is noise
 

@@ -7,7 +7,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from domain.agent import AgentConfig
-from domain.memory import Entity, check_history, entity_line
+from domain.memory import check_history
+from domain.memory_entities import Entity
+from domain.memory_recall import entity_line
 from domain.messages import Block, ImageBlock, Msg, Role, TextBlock
 
 PLATFORM_RULES = (

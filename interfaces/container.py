@@ -26,7 +26,8 @@ from application.turn_tools import Retrieval
 from application.turn_watch import WatchTimes
 from domain.agent import AgentConfig
 from domain.ids import AppId
-from domain.memory import MemoryPolicy, SummaryLimit
+from domain.memory import MemoryPolicy
+from domain.memory_summary import SummaryLimit
 from domain.review import KeywordReview
 from domain.tools import RetryPolicy
 from infrastructure.agents.static_agent_configs import StaticAgentConfigs
@@ -57,7 +58,8 @@ from infrastructure.runtime.system import AsyncioSpawner, SystemClock, TokenSecr
 from infrastructure.runtime.tiktoken_tokenizer import TiktokenTokenizer
 from infrastructure.tools.builtin import builtin_tools
 from infrastructure.tools.composite import CompositeToolBox
-from infrastructure.tools.mcp_client import McpServers, server_configs
+from infrastructure.tools.mcp_client import McpServers
+from infrastructure.tools.mcp_transport import server_configs
 
 
 def default_agent(agent: dict) -> AgentConfig:  # type: ignore[type-arg]

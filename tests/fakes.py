@@ -16,16 +16,10 @@ from domain.agent import AgentConfig, ModelCapabilities
 from domain.conversation import Conversation, Message, MessageAgentThought, MessageStatus
 from domain.ids import AppId, ConversationId, MessageId, OwnerId, TaskId
 from domain.knowledge import Chunk, Dataset, ScoredChunk, cosine
-from domain.memory import (
-    ArchiveEntry,
-    Entity,
-    EntitySheet,
-    Exchange,
-    SummaryLimit,
-    UpkeepState,
-    merge_entities,
-    window_turn_ids,
-)
+from domain.memory import Exchange, window_turn_ids
+from domain.memory_archive import ArchiveEntry
+from domain.memory_entities import Entity, EntitySheet, merge_entities
+from domain.memory_summary import SummaryLimit, UpkeepState
 from domain.messages import Msg
 from domain.thoughts import AgentThought
 from domain.tools import ToolCall, ToolSpec

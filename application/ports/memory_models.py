@@ -8,7 +8,8 @@ the model fails.
 from collections.abc import Sequence
 from typing import Protocol
 
-from domain.memory import Exchange, SummaryLimit
+from domain.memory import Exchange
+from domain.memory_summary import SummaryLimit
 
 
 class Summarizer(Protocol):

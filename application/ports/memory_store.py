@@ -11,7 +11,9 @@ from typing import Protocol
 
 from application.errors import MemoryUnavailable
 from domain.ids import ConversationId
-from domain.memory import ArchiveEntry, Entity, EntitySheet, UpkeepState
+from domain.memory_archive import ArchiveEntry
+from domain.memory_entities import Entity, EntitySheet
+from domain.memory_summary import UpkeepState
 from domain.messages import Msg
 
 
@@ -69,7 +71,7 @@ class EntityMemory(Protocol):
     async def record_entities(
         self, conversation_id: ConversationId, entities: Sequence[Entity], min_confidence: float = 0.0
     ) -> None:
-        """Merge new values atomically with `domain.memory.merge_entities(…, min_confidence)`: a new
+        """Merge new values atomically with `domain.memory_entities.merge_entities(…, min_confidence)`: a new
         value for a type replaces the current one, which moves to history (at most
         ENTITY_HISTORY_LIMIT kept)."""
         ...

@@ -7,7 +7,9 @@ from datetime import datetime
 from typing import Any
 
 from domain.ids import ConversationId, MessageId
-from domain.memory import ArchiveEntry, Entity, UpkeepState
+from domain.memory_archive import ArchiveEntry
+from domain.memory_entities import Entity
+from domain.memory_summary import UpkeepState
 
 
 def _time(value: Any) -> datetime | None:

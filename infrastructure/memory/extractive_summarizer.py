@@ -17,7 +17,8 @@ from datetime import date
 from functools import lru_cache
 
 from application.ports.memory_models import Summarizer
-from domain.memory import Exchange, SummaryLimit, is_cjk
+from domain.memory import Exchange
+from domain.memory_summary import SummaryLimit, is_cjk
 from infrastructure.memory.rule_entity_extractor import sentence_entities
 
 _SPLIT = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")

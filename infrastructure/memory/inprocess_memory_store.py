@@ -15,15 +15,10 @@ from dataclasses import replace
 
 from application.ports.memory_store import EmbeddingCache, EntityMemory, MemoryStore, UpkeepBusy, UpkeepLedger
 from domain.ids import ConversationId
-from domain.memory import (
-    ENTITY_HISTORY_LIMIT,
-    ArchiveEntry,
-    Entity,
-    EntitySheet,
-    UpkeepState,
-    merge_entities,
-    window_turn_ids,
-)
+from domain.memory import window_turn_ids
+from domain.memory_archive import ArchiveEntry
+from domain.memory_entities import ENTITY_HISTORY_LIMIT, Entity, EntitySheet, merge_entities
+from domain.memory_summary import UpkeepState
 from domain.messages import Msg
 
 DEFAULT_LOCK_WAIT = 300.0

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 
 from application.ports.chat_model import ChatModel
 from application.ports.memory_models import EntityExtractor, Summarizer
-from domain.memory import Exchange, SummaryLimit
+from domain.memory import Exchange
+from domain.memory_summary import SummaryLimit
 from domain.messages import Msg, Role, text_msg
 from domain.tools import ToolCall, ToolSpec
 

@@ -41,15 +41,10 @@ from application.errors import MemoryUnavailable
 from application.ports.memory_store import EntityMemory, MemoryStore, UpkeepBusy, UpkeepLedger
 from domain.errors import DomainError
 from domain.ids import ConversationId
-from domain.memory import (
-    ENTITY_HISTORY_LIMIT,
-    ArchiveEntry,
-    Entity,
-    EntitySheet,
-    UpkeepState,
-    merge_entities,
-    window_turn_ids,
-)
+from domain.memory import window_turn_ids
+from domain.memory_archive import ArchiveEntry
+from domain.memory_entities import ENTITY_HISTORY_LIMIT, Entity, EntitySheet, merge_entities
+from domain.memory_summary import UpkeepState
 from domain.messages import Msg
 from infrastructure.memory.codec import (
     entity_from_json,

@@ -17,7 +17,8 @@ from typing import Any
 
 from application.ports.tools import ToolBox, ToolCallFailed
 from domain.tools import ToolCall, ToolFailure, ToolSpec
-from infrastructure.tools.mcp_client import McpServer, McpServers, ServerState
+from infrastructure.tools.mcp_client import McpServers
+from infrastructure.tools.mcp_session import McpServer, ServerState
 from infrastructure.tools.registry import ToolRegistry
 
 _NOT_IN_A_NAME = re.compile(r"[^A-Za-z0-9_\-]")

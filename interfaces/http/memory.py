@@ -12,7 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from application.conversation_memory import ConversationMemory, MemoryView
 from domain.ids import ConversationId, OwnerId
-from domain.memory import MAX_ENTITY_TYPE, MAX_ENTITY_VALUE, ArchiveEntry, Entity
+from domain.memory_archive import ArchiveEntry
+from domain.memory_entities import MAX_ENTITY_TYPE, MAX_ENTITY_VALUE, Entity
 from interfaces.http.owner import current_owner
 
 router = APIRouter()

@@ -39,7 +39,8 @@ from infrastructure.persistence.database import Database
 from infrastructure.persistence.sqlalchemy_knowledge_base import SqlAlchemyKnowledgeBase
 from infrastructure.tools.builtin import builtin_tools
 from infrastructure.tools.composite import CompositeToolBox
-from infrastructure.tools.mcp_client import McpServerConfig, McpServers, Transport
+from infrastructure.tools.mcp_client import McpServers
+from infrastructure.tools.mcp_transport import McpServerConfig, Transport
 
 TIME_ARGS = ("-m", "mcp_server_time", "--local-timezone", "UTC")
 OWNER = OwnerId("bench")

@@ -18,7 +18,8 @@ from application.tool_executor import ToolExecutor
 from domain.tools import RetryPolicy, ToolCall, ToolFailure
 from infrastructure.tools.builtin import builtin_tools
 from infrastructure.tools.composite import CompositeToolBox
-from infrastructure.tools.mcp_client import McpServerConfig, McpServers, Transport
+from infrastructure.tools.mcp_client import McpServers
+from infrastructure.tools.mcp_transport import McpServerConfig, Transport
 from tests.mcp_servers import http_mcp_server
 from tests.service import ROOT
 

@@ -17,15 +17,10 @@ from application.recall_memory import ShortTermMemory
 from domain.agent import AgentConfig
 from domain.conversation import Message, MessageStatus
 from domain.ids import AppId, ConversationId, MessageId, OwnerId, TaskId
-from domain.memory import (
-    ENTITY_HISTORY_LIMIT,
-    ArchiveEntry,
-    Entity,
-    MemoryPolicy,
-    UpkeepState,
-    history_from_turns,
-    window_turn_ids,
-)
+from domain.memory import MemoryPolicy, history_from_turns, window_turn_ids
+from domain.memory_archive import ArchiveEntry
+from domain.memory_entities import ENTITY_HISTORY_LIMIT, Entity
+from domain.memory_summary import UpkeepState
 from domain.messages import ImageBlock, Msg, Role, TextBlock, ToolResultBlock, ToolUseBlock, Usage, text_msg
 from infrastructure.memory.inprocess_memory_store import InProcessEmbeddingCache, InProcessMemoryStore
 from infrastructure.memory.redis_embedding_cache import RedisEmbeddingCache

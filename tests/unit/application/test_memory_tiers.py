@@ -15,7 +15,9 @@ from application.ports.chat_model import ModelChunk
 from application.turn import ChatRequest, TurnHandle
 from domain.agent import AgentConfig
 from domain.ids import AppId, ConversationId, MessageId
-from domain.memory import ArchiveEntry, MemoryPolicy, SummaryLimit, window_turn_ids
+from domain.memory import MemoryPolicy, window_turn_ids
+from domain.memory_archive import ArchiveEntry
+from domain.memory_summary import SummaryLimit
 from domain.messages import Role
 from domain.prompt import ENTITIES_HEADER
 from tests.fakes import T0, FakeEmbedder, FakeEmbeddingCache, FakeSummarizer, ScriptedModel

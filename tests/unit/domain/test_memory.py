@@ -9,16 +9,9 @@ import pytest
 from domain.conversation import Message, MessageStatus
 from domain.errors import DomainError, MalformedHistory
 from domain.ids import ConversationId, MessageId, OwnerId, TaskId
-from domain.memory import (
-    ArchiveEntry,
-    Entity,
-    check_history,
-    completed_turns,
-    history_from_turns,
-    short_term_window,
-    trim_history,
-    turn_pair,
-)
+from domain.memory import check_history, completed_turns, history_from_turns, short_term_window, trim_history, turn_pair
+from domain.memory_archive import ArchiveEntry
+from domain.memory_entities import Entity
 from domain.messages import Msg, Role, text_msg
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)

@@ -10,31 +10,19 @@ from domain.conversation import Message, MessageStatus
 from domain.errors import DomainError, MalformedHistory
 from domain.ids import ConversationId, MessageId, OwnerId, TaskId
 from domain.memory import (
-    ArchiveEntry,
-    Entity,
-    EntitySheet,
     Exchange,
     MemoryPolicy,
-    RankedEntry,
-    SummaryLimit,
-    UpkeepState,
-    due_for_archive,
-    entity_type,
     exchanges_of,
     history_from_turns,
-    is_cjk,
-    merge_entities,
-    merge_entity,
     message_id_of,
-    newest_entries,
-    pending_for_summary,
-    rank_archive,
     recent_window,
-    select_recall,
     turn_pair,
-    unarchived,
     window_turn_ids,
 )
+from domain.memory_archive import ArchiveEntry, RankedEntry, due_for_archive, newest_entries, rank_archive, unarchived
+from domain.memory_entities import Entity, EntitySheet, entity_type, merge_entities, merge_entity
+from domain.memory_recall import select_recall
+from domain.memory_summary import SummaryLimit, UpkeepState, is_cjk, pending_for_summary
 from domain.messages import Role, text_msg
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)

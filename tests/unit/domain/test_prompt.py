@@ -9,7 +9,7 @@ import pytest
 from domain.agent import AgentConfig
 from domain.errors import MalformedHistory
 from domain.ids import AppId, MessageId
-from domain.memory import Entity
+from domain.memory_entities import Entity
 from domain.messages import ImageBlock, Msg, Role, TextBlock, text_msg
 from domain.prompt import PLATFORM_RULES, RecalledMemory, assemble_prompt, system_text
 

@@ -11,7 +11,8 @@ from application.ports.chat_model import ModelChunk
 from domain.agent import ModelCapabilities
 from domain.entity_extraction import read_extraction
 from domain.ids import MessageId
-from domain.memory import Exchange, SummaryLimit
+from domain.memory import Exchange
+from domain.memory_summary import SummaryLimit
 from domain.tools import ToolCall
 from infrastructure.memory.extractive_summarizer import ExtractiveSummarizer, salience
 from infrastructure.memory.llm_memory_models import EXTRACTION_TOOL, LLMEntityExtractor, LLMSummarizer
