@@ -168,6 +168,11 @@ def message_outcome_values(message: Message) -> dict[str, Any]:
     }
 
 
+OUTCOME_COLUMNS = (
+    "answer", "status", "error", "prompt", "prompt_tokens", "completion_tokens", "total_price", "latency", "updated_at",
+)
+
+
 def message_values(message: Message) -> dict[str, Any]:
     return {
         "id": message.id, "conversation_id": message.conversation_id, "owner": message.owner,

@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
 
-from sqlalchemy import Select, func, insert, select, update
+from sqlalchemy import Select, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from application.errors import Conflict, NotFound
@@ -28,6 +28,16 @@ from infrastructure.persistence.rows import (
     step_values,
     utc,
 )
+from infrastructure.persistence.turn_statements import (
+    FINISH_MESSAGE,
+    INSERT_CONVERSATION,
+    INSERT_MESSAGE,
+    INSERT_STEPS,
+    LOCK_CONVERSATION,
+    RECENT_TURNS,
+    SAVE_SUMMARY,
+    VISIBLE_CONVERSATION,
+)
 
 
 class SqlAlchemyMessageStore(MessageStore):
@@ -38,43 +48,28 @@ class SqlAlchemyMessageStore(MessageStore):
 
     async def get_conversation(self, conversation_id: ConversationId, owner: OwnerId) -> Conversation | None:
         async with self._transaction("get_conversation") as session:
-            row = await session.scalar(visible_conversation_query(conversation_id, owner))
+            row = await session.scalar(VISIBLE_CONVERSATION, {"conversation_id": conversation_id, "owner": owner})
         return conversation_to_domain(row) if row is not None else None
 
     async def open_turn(self, message: Message, new_conversation: Conversation | None) -> Conversation | None:
         # Core INSERTs: one statement each, in this order, without the unit of work's bookkeeping.
         async with self._transaction("open_turn") as session:
             if new_conversation is not None:
-                await session.execute(insert(ConversationRow).values(conversation_values(new_conversation)))
+                await session.execute(INSERT_CONVERSATION, conversation_values(new_conversation))
                 conversation = new_conversation
             else:
                 found = await self._lock_conversation(session, message)
                 if found is None:
                     return None
                 conversation = found
-            await session.execute(insert(MessageRow).values(message_values(message)))
+            await session.execute(INSERT_MESSAGE, message_values(message))
         return conversation
 
     async def _lock_conversation(self, session: AsyncSession, message: Message) -> Conversation | None:
-        """The message's conversation if its owner may add a turn now; FOR UPDATE serialises
-        two turns opening at once on PostgreSQL (SQLite has a single writer anyway)."""
-        running = (
-            select(MessageRow.id)
-            .where(
-                MessageRow.conversation_id == ConversationRow.id,
-                MessageRow.status == MessageStatus.RUNNING.value,
-            )
-            .exists()
-        )
+        """The message's conversation if its owner may add a turn now (else `Conflict`)."""
         found = (
             await session.execute(
-                select(ConversationRow, running)
-                .where(
-                    ConversationRow.id == message.conversation_id,
-                    ConversationRow.owner == message.owner,
-                    ConversationRow.deleted_at.is_(None),
-                )
-                .with_for_update(of=ConversationRow)
+                LOCK_CONVERSATION, {"conversation_id": message.conversation_id, "owner": message.owner}
             )
         ).first()
         if found is None:
@@ -85,17 +80,13 @@ class SqlAlchemyMessageStore(MessageStore):
         return conversation_to_domain(row)
 
     async def finish_message(self, message: Message, steps: Sequence[MessageAgentThought]) -> None:
+        outcome = {f"new_{column}": value for column, value in message_outcome_values(message).items()}
         async with self._transaction("finish_message") as session:
-            result = await session.execute(
-                update(MessageRow)
-                .where(MessageRow.id == message.id, MessageRow.status == MessageStatus.RUNNING.value)
-                .values(**message_outcome_values(message))
-                .execution_options(synchronize_session=False)
-            )
+            result = await session.execute(FINISH_MESSAGE, {"message_id": message.id, **outcome})
             if result.rowcount == 0:  # type: ignore[attr-defined]
                 raise NotFound(f"Message {message.id!r} is not running (unknown or already finished).")
-            if steps:  # one executemany INSERT, without the unit of work's per-object bookkeeping
-                await session.execute(insert(MessageAgentThoughtRow), [step_values(step) for step in steps])
+            if steps:  # one executemany INSERT
+                await session.execute(INSERT_STEPS, [step_values(step) for step in steps])
 
     async def running_messages(self, created_before: datetime, limit: int) -> list[Message]:
         async with self._transaction("running_messages") as session:
@@ -113,13 +104,14 @@ class SqlAlchemyMessageStore(MessageStore):
         return [message_to_domain(row) for row in rows]
 
     async def save_summary(self, conversation: Conversation) -> None:
-        # Only the summary and its time: a concurrent soft delete must not be undone by upkeep.
         async with self._transaction("save_summary") as session:
             await session.execute(
-                update(ConversationRow)
-                .where(ConversationRow.id == conversation.id)
-                .values(summary=conversation.summary, updated_at=utc(conversation.updated_at))
-                .execution_options(synchronize_session=False)
+                SAVE_SUMMARY,
+                {
+                    "conversation_id": conversation.id,
+                    "new_summary": conversation.summary,
+                    "new_updated_at": utc(conversation.updated_at),
+                },
             )
 
     async def get_message(self, message_id: MessageId, owner: OwnerId) -> Message | None:
@@ -139,7 +131,7 @@ class SqlAlchemyMessageStore(MessageStore):
         if limit <= 0:
             return []
         async with self._transaction("recent_messages") as session:
-            rows = (await session.scalars(recent_messages_query(conversation_id, limit))).all()
+            rows = (await session.scalars(RECENT_TURNS, {"conversation_id": conversation_id, "limit": limit})).all()
         turns = [message_to_domain(row) for row in reversed(rows)]
         return [turn for turn in turns if turn.is_completed_turn]  # the domain has the last word
 
@@ -147,10 +139,11 @@ class SqlAlchemyMessageStore(MessageStore):
         self, conversation_id: ConversationId, owner: OwnerId, limit: int
     ) -> tuple[Conversation, list[Message]] | None:
         async with self._transaction("conversation_tail") as session:
-            row = await session.scalar(visible_conversation_query(conversation_id, owner))
+            row = await session.scalar(VISIBLE_CONVERSATION, {"conversation_id": conversation_id, "owner": owner})
             if row is None:
                 return None
-            rows = (await session.scalars(recent_messages_query(conversation_id, limit))).all() if limit > 0 else []
+            recent = {"conversation_id": conversation_id, "limit": limit}
+            rows = (await session.scalars(RECENT_TURNS, recent)).all() if limit > 0 else []
         turns = [message_to_domain(r) for r in reversed(rows)]
         return conversation_to_domain(row), [turn for turn in turns if turn.is_completed_turn]
 
@@ -180,33 +173,6 @@ class SqlAlchemyMessageStore(MessageStore):
                 yield session
         except DATABASE_ERRORS as exc:
             raise store_unavailable(operation, exc, self._db.password) from exc
-
-
-_BLANK = " \t\n\r\v\f"
-
-
-def visible_conversation_query(conversation_id: ConversationId, owner: OwnerId) -> Select[ConversationRow]:
-    return select(ConversationRow).where(
-        ConversationRow.id == conversation_id,
-        ConversationRow.owner == owner,
-        ConversationRow.deleted_at.is_(None),
-    )
-
-
-def recent_messages_query(conversation_id: ConversationId, limit: int) -> Select[MessageRow]:
-    """Newest completed turns first, so LIMIT stops early walking ix_messages_conversation_status_created
-    backwards, however long the conversation; `seq` keeps equal timestamps in insertion order."""
-    return (
-        select(MessageRow)
-        .where(
-            MessageRow.conversation_id == conversation_id,
-            MessageRow.status == MessageStatus.NORMAL.value,
-            # A blank answer is no answer (the domain's is_completed_turn); trim(x, chars) is both dialects'.
-            func.trim(MessageRow.answer, _BLANK) != "",
-        )
-        .order_by(MessageRow.created_at.desc(), MessageRow.seq.desc())
-        .limit(limit)
-    )
 
 
 def list_messages_query(

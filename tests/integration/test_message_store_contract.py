@@ -24,7 +24,8 @@ from infrastructure.persistence.database import Database
 from infrastructure.persistence.errors import DatabaseNotMigrated
 from infrastructure.persistence.migrate import run_migrations
 from infrastructure.persistence.rows import Base, MessageRow, message_from_domain
-from infrastructure.persistence.sqlalchemy_message_store import SqlAlchemyMessageStore, recent_messages_query
+from infrastructure.persistence.sqlalchemy_message_store import SqlAlchemyMessageStore
+from infrastructure.persistence.turn_statements import RECENT_TURNS
 from tests.integration.db_fixtures import (  # noqa: F401  (fixtures are used by name)
     database,
     database_url,
@@ -345,7 +346,7 @@ def _columns(row: MessageRow) -> dict[str, object]:
 
 
 async def _plan(db: Database, conversation_id: ConversationId) -> str:
-    query = recent_messages_query(conversation_id, 10)
+    query = RECENT_TURNS.params(conversation_id=conversation_id, limit=10)
     sql = str(query.compile(dialect=db.engine.dialect, compile_kwargs={"literal_binds": True}))
     explain = "EXPLAIN QUERY PLAN " if db.is_sqlite else "EXPLAIN "
     async with db.engine.connect() as connection:

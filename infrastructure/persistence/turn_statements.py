@@ -1,0 +1,85 @@
+"""The statements of a turn's path, built once with bound parameters.
+
+Building `insert(...).values(row)` or `.where(column == value)` at each call coerces every value
+into a bound parameter and walks the statement again for the compiled-statement cache: on the
+embedded SQLite that cost as much CPU as the database work itself. Built once, only the
+parameters change from one turn to the next.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import Integer, bindparam, func, insert, select, update
+
+from domain.conversation import MessageStatus
+from infrastructure.persistence.rows import (
+    OUTCOME_COLUMNS,
+    ConversationRow,
+    MessageAgentThoughtRow,
+    MessageRow,
+)
+
+CONVERSATIONS = ConversationRow.__table__
+MESSAGES = MessageRow.__table__
+STEPS = MessageAgentThoughtRow.__table__
+
+INSERT_CONVERSATION = insert(CONVERSATIONS)
+INSERT_MESSAGE = insert(MESSAGES)
+INSERT_STEPS = insert(STEPS)
+
+_RUNNING = (
+    select(MESSAGES.c.id)
+    .where(MESSAGES.c.conversation_id == CONVERSATIONS.c.id, MESSAGES.c.status == MessageStatus.RUNNING.value)
+    .exists()
+)
+
+# The conversation and whether a turn runs in it; FOR UPDATE serialises two turns opening at once
+# on PostgreSQL (SQLite has a single writer anyway). Parameters: conversation_id, owner.
+LOCK_CONVERSATION = (
+    select(ConversationRow, _RUNNING)
+    .where(
+        CONVERSATIONS.c.id == bindparam("conversation_id"),
+        CONVERSATIONS.c.owner == bindparam("owner"),
+        CONVERSATIONS.c.deleted_at.is_(None),
+    )
+    .with_for_update(of=ConversationRow)
+)
+
+# A running message's outcome. Parameters: message_id, and `new_<column>` for each outcome column
+# (a bound parameter may not share its column's name in a SET clause).
+FINISH_MESSAGE = (
+    update(MESSAGES)
+    .where(MESSAGES.c.id == bindparam("message_id"), MESSAGES.c.status == MessageStatus.RUNNING.value)
+    .values({column: bindparam(f"new_{column}") for column in OUTCOME_COLUMNS})
+)
+
+# A conversation its owner may see. Parameters: conversation_id, owner.
+VISIBLE_CONVERSATION = select(ConversationRow).where(
+    CONVERSATIONS.c.id == bindparam("conversation_id"),
+    CONVERSATIONS.c.owner == bindparam("owner"),
+    CONVERSATIONS.c.deleted_at.is_(None),
+)
+
+_BLANK = " \t\n\r\v\f"
+
+# Newest completed turns first, so LIMIT stops early walking ix_messages_conversation_status_created
+# backwards, however long the conversation; `seq` keeps equal timestamps in insertion order.
+# Parameters: conversation_id, limit.
+RECENT_TURNS = (
+    select(MessageRow)
+    .where(
+        MESSAGES.c.conversation_id == bindparam("conversation_id"),
+        MESSAGES.c.status == MessageStatus.NORMAL.value,
+        # A blank answer is no answer (the domain's is_completed_turn); trim(x, chars) is both dialects'.
+        func.trim(MESSAGES.c.answer, _BLANK) != "",
+    )
+    .order_by(MESSAGES.c.created_at.desc(), MESSAGES.c.seq.desc())
+    .limit(bindparam("limit", type_=Integer))
+)
+
+# Only the summary and its time: a concurrent soft delete must not be undone by upkeep.
+# Parameters: conversation_id, new_summary, new_updated_at.
+SAVE_SUMMARY = (
+    update(CONVERSATIONS)
+    .where(CONVERSATIONS.c.id == bindparam("conversation_id"))
+    .values(summary=bindparam("new_summary"), updated_at=bindparam("new_updated_at"))
+)
