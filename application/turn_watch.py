@@ -55,10 +55,11 @@ class TurnWatch:
 
     async def run(self, work: Coroutine[Any, Any, None]) -> None:
         """Run `work` to its end, or raise StopRequested once it is stopped and cancelled."""
-        # Starting the turn counts as a client attached: the grace period runs from here.
-        await self._presence.client_beat(self._task_id, self._times.client_grace)
         job = asyncio.ensure_future(work)
         try:
+            # Starting the turn counts as a client attached: the grace period runs from here. The
+            # work is already under way, so this round trip does not delay it.
+            await self._presence.client_beat(self._task_id, self._times.client_grace)
             await self._watch(job)
         finally:
             if not job.done():

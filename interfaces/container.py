@@ -195,7 +195,12 @@ class Container(containers.DeclarativeContainer):
         openai=providers.Singleton(LLMEntityExtractor, chat_model),
         agentscope=providers.Singleton(LLMEntityExtractor, chat_model),
     )
-    memory_embedder = providers.Singleton(CachedEmbedder, embedder, embedding_cache)
+    # An embedding model's vectors are cached; a lexical vector costs less to compute than a cache round trip.
+    memory_embedder = providers.Selector(
+        config.embeddings.backend,
+        lexical=embedder,
+        openai=providers.Singleton(CachedEmbedder, embedder, embedding_cache),
+    )
     memory_recall = providers.Singleton(
         MemoryRecall, memory_store, memory_store, memory_embedder, tokenizer, memory_policy
     )

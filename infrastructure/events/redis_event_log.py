@@ -38,6 +38,7 @@ return n
 # A blocked read may overrun its BLOCK time by network latency; past this margin the
 # connection is presumed dead (the blocking client has no socket read timeout).
 _READ_GRACE_S = 5.0
+LOCAL_LINGER_S = 5.0  # how long a closed task's events stay in memory for followers in this process
 
 
 class RedisEventLog(EventLog):
@@ -105,7 +106,9 @@ class RedisEventLog(EventLog):
         return [_decode_entry(task_id, entry_id, fields) for entry_id, fields in _entries(reply, stream)]
 
     async def close(self, task_id: TaskId, retention: float) -> None:
-        self._local.forget(task_id)
+        # Followers here get a moment to read the end from memory; later readers go to the stream.
+        linger = min(LOCAL_LINGER_S, retention)
+        asyncio.get_running_loop().call_later(linger, self._local.forget, task_id)
         ttl_ms = max(1, round(retention * 1000))
         with self._client.translate(EventLogUnavailable, f"closing task {task_id}"):
             async with self._client.commands.pipeline(transaction=True) as pipe:

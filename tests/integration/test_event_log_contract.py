@@ -11,6 +11,7 @@ from application.errors import EventLogUnavailable
 from application.ports.event_log import EventLog
 from domain.ids import ConversationId, MessageId, TaskId, ThoughtId
 from domain.thoughts import AgentThought, ThoughtEvent
+from infrastructure.events import redis_event_log
 from infrastructure.events.inprocess_event_log import InProcessEventLog
 from infrastructure.events.redis_event_log import RedisEventLog
 from infrastructure.redis_client import RedisClient
@@ -177,8 +178,19 @@ async def test_another_process_replays_and_follows_what_the_appender_serves_from
     followed = await asyncio.gather(elsewhere.read(TASK, 2, wait=5), appender.read(TASK, 2, wait=5))
     await late
     assert [[(e.id, e.thought.answer) for e in events] for events in followed] == [[(3, "c")], [(3, "c")]]
+
+
+async def test_a_closed_tasks_events_stay_in_memory_briefly_then_are_read_from_the_stream(
+    redis_client: RedisClient, monkeypatch: pytest.MonkeyPatch  # noqa: F811
+) -> None:
+    monkeypatch.setattr(redis_event_log, "LOCAL_LINGER_S", 0.05)
+    appender = RedisEventLog(redis_client)
+    await appender.append_many(TASK, [delta("a"), delta("end")])
     await appender.close(TASK, retention=30)
-    assert await answers(appender) == [(1, "a"), (2, "b"), (3, "c")]  # from the stream now
+    await redis_client.commands.delete(redis_client.key("events", TASK))  # tell memory and stream apart
+    assert await answers(appender) == [(1, "a"), (2, "end")]  # a follower here still reads the end
+    await asyncio.sleep(0.2)
+    assert await answers(appender) == []  # the stream's (emptied) record
 
 
 async def test_redis_log_is_trimmed_to_about_max_len(redis_client: RedisClient) -> None:  # noqa: F811
