@@ -74,6 +74,7 @@ async def measure(container: Container, conversation_id: ConversationId, turns: 
         began = time.perf_counter()
         await one_turn(start, follow, conversation_id, f"question {n}")
         ended = time.perf_counter()
+        await container.spawner().drain(grace=60)  # the turn's task to its very end: it schedules the upkeep last
         await upkeep.wait_idle()
         times.append(ended - began)
         upkeeps.append(time.perf_counter() - ended)
