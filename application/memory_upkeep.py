@@ -218,7 +218,7 @@ class MemoryUpkeep:
                 log.info("conversation %s: another worker folded these turns first", conversation_id)
                 break
             added.append(entry)
-            if entry.summary:  # embedded now, so that recall finds its vector in the cache
+            if entry.summary:  # embedded now, so that recall finds its vector in the cache (a model's)
                 await _guard("archive embedding", conversation_id, self._embedder.embed([entry.summary]))
         return added
 

@@ -114,10 +114,14 @@ class MemoryRecall:
     ) -> Recall:
         policy, problems = self._policy, list[str]()
         # Both tiers at once: with a memory server, one round trip of waiting instead of two.
-        sheet, stored = await asyncio.gather(
-            _safely(self._entities.entity_sheet(conversation.id), EntitySheet(), "entities", problems),
-            _safely(self._archive(conversation.id), [], "archive", problems),
-        )
+        archive_problems: list[str] = []
+        async with asyncio.TaskGroup() as reads:
+            sheet_read = reads.create_task(
+                _safely(self._entities.entity_sheet(conversation.id), EntitySheet(), "entities", problems)
+            )
+            archive_read = reads.create_task(_safely(self._archive(conversation.id), [], "archive", archive_problems))
+        sheet, stored = sheet_read.result(), archive_read.result()
+        problems.extend(archive_problems)  # in a fixed order, whichever read ended first
         entries = [e for e in stored if e.summary.strip()]  # a batch of small talk folds to nothing
         ranked, ranking = await self._rank(entries, query, problems)
         # `summary_enabled` governs the upkeep; a summary already there (say, from before) is recalled.

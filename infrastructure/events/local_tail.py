@@ -7,7 +7,7 @@ its own tasks' events here, and `read` serves them without Redis.
 
 Only a complete tail is kept: one whose first event this process appended with id 1, so that
 every id from 1 is here. A task someone else started (a sweep ending another worker's turn)
-is never kept, and a closed task is dropped: later readers go to Redis.
+is never kept, and a closed task is dropped a few seconds later: later readers go to Redis.
 """
 
 from __future__ import annotations

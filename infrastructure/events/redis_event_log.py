@@ -51,8 +51,8 @@ class RedisEventLog(EventLog):
     10 000). Redis failures raise `EventLogUnavailable`.
 
     A follower in the process that runs the task reads what this process appended from
-    memory (`LocalTail`) instead of a blocking XREAD per event; everyone else, and every
-    replay of a closed task, reads the stream.
+    memory (`LocalTail`) instead of a blocking XREAD per event, until a few seconds after the
+    task closes; everyone else, and any later replay, reads the stream.
     """
 
     def __init__(self, client: RedisClient, max_len: int = 10_000) -> None:

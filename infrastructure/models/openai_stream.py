@@ -3,10 +3,14 @@ each chunk's deltas. No I/O: fed line by line and chunk by chunk."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+import ssl
 from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio
 import httpx2
 import openai
 
@@ -20,26 +24,41 @@ from infrastructure.models.tool_names import ToolNames
 MALFORMED = "The model server sent a malformed chunk"
 
 
-async def sse_chunks(lines: AsyncIterator[str], request: httpx2.Request) -> AsyncIterator[Any]:
-    """Each event's `data` as JSON, until `[DONE]`. Like the SDK's own stream, an `{"error": …}`
-    event raises `openai.APIError`, and a timeout or a broken connection the SDK's errors for them."""
+# Transport failures the SDK itself reports as a connection error (httpx2 leaves some TLS ones unmapped).
+_CONNECTION_ERRORS = (httpx2.RequestError, ssl.SSLError, anyio.EndOfStream)
+DRAIN_S = 0.1  # how long the rest of a finished response is read, for its connection to be reused
+
+
+async def sse_chunks(lines: AsyncIterator[str], request: httpx2.Request) -> AsyncIterator[dict[str, Any]]:
+    """Each event's `data` as a JSON object, until `[DONE]`. Like the SDK's own stream, an
+    `{"error": …}` event raises `openai.APIError`, and a timeout or a broken connection the
+    SDK's errors for them; data that is not a JSON object is a malformed chunk."""
     try:
         async for payload in _event_data(lines):
             if payload.startswith("[DONE]"):
-                # Read the response to its end, so that its connection goes back to the pool.
-                async for _ in lines:
-                    pass
+                await _drain(lines)
                 return
             chunk = json.loads(payload)
-            if isinstance(chunk, dict) and chunk.get("error"):
+            if not isinstance(chunk, dict):
+                raise ModelError(f"{MALFORMED} (not a JSON object).")
+            if chunk.get("error"):
                 error = chunk["error"]
                 message = error.get("message") if isinstance(error, dict) else None
                 raise openai.APIError(str(message or "An error occurred during streaming"), request, body=error)
             yield chunk
     except httpx2.TimeoutException as error:
         raise openai.APITimeoutError(request=request) from error
-    except httpx2.RequestError as error:
+    except _CONNECTION_ERRORS as error:
         raise openai.APIConnectionError(request=request) from error
+
+
+async def _drain(lines: AsyncIterator[str]) -> None:
+    """Read what follows `[DONE]` so that the connection goes back to the pool, briefly: the answer
+    is complete, so a server that lingers or breaks off now must not turn it into a failure."""
+    with contextlib.suppress(Exception):
+        async with asyncio.timeout(DRAIN_S):
+            async for _ in lines:
+                pass
 
 
 async def _event_data(lines: AsyncIterator[str]) -> AsyncIterator[str]:

@@ -1,3 +1,4 @@
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -96,6 +97,28 @@ async def test_the_response_is_read_to_its_end_after_done_so_its_connection_can_
 
     assert [c async for c in sse_chunks(lines(), httpx2.Request("POST", "http://model.test/v1"))] == [{"a": 1}]
     assert consumed[-1] == "trailing"
+
+
+async def test_a_server_that_breaks_off_or_lingers_after_done_does_not_fail_the_finished_answer() -> None:
+    async def broken() -> AsyncIterator[str]:
+        for line in ('data: {"a": 1}', "", "data: [DONE]", ""):
+            yield line
+        raise httpx2.RemoteProtocolError("peer closed connection without sending complete message body")
+
+    async def lingering() -> AsyncIterator[str]:
+        for line in ('data: {"a": 1}', "", "data: [DONE]", ""):
+            yield line
+        await asyncio.sleep(30)
+        yield ": still here"
+
+    request = httpx2.Request("POST", "http://model.test/v1")
+    for lines in (broken(), lingering()):
+        assert [c async for c in sse_chunks(lines, request)] == [{"a": 1}]
+
+
+async def test_data_that_is_not_a_json_object_is_a_malformed_chunk() -> None:
+    with pytest.raises(ModelError, match="not a JSON object"):
+        await chunks_of("data: null", "")
 
 
 async def test_an_error_event_in_the_stream_raises_the_sdks_api_error() -> None:
