@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 from alembic import command
@@ -21,6 +21,7 @@ from infrastructure.persistence.errors import (
     DatabaseNotMigrated,
     safe_url,
     startup_failure_message,
+    store_unavailable,
 )
 from infrastructure.persistence.migrate import alembic_config, script_directory
 from infrastructure.persistence.rows import Base
@@ -79,6 +80,16 @@ class Database:
             # Loaded rows stay readable after commit: they are mapped to domain objects afterwards.
             self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)
         return self._sessions
+
+    @asynccontextmanager
+    async def transaction(self, operation: str) -> AsyncIterator[AsyncSession]:
+        """One transaction (a unit of work), committed on success; a database failure is raised
+        as `StoreUnavailable` naming `operation`, without the password."""
+        try:
+            async with self.sessions.begin() as session:
+                yield session
+        except DATABASE_ERRORS as exc:
+            raise store_unavailable(operation, exc, self.password) from exc
 
     async def start(self) -> None:
         """Connect once and make sure the schema is there: created for SQLite, checked for others.

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from datetime import datetime
 
 from sqlalchemy import select, update
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from application.ports.api_keys import ApiKeyStore
 from domain.accounts import ApiKey, ApiKeyId
 from domain.ids import OwnerId
 from infrastructure.persistence.database import Database
-from infrastructure.persistence.errors import DATABASE_ERRORS, store_unavailable
 from infrastructure.persistence.rows import ApiKeyRow, api_key_from_domain, api_key_to_domain, utc
 
 
@@ -24,11 +20,11 @@ class SqlAlchemyApiKeyStore(ApiKeyStore):
         self._db = database
 
     async def add(self, key: ApiKey) -> None:
-        async with self._transaction("add_api_key") as session:
+        async with self._db.transaction("add_api_key") as session:
             session.add(api_key_from_domain(key))
 
     async def find_by_hash(self, key_hash: str) -> ApiKey | None:
-        async with self._transaction("find_api_key") as session:
+        async with self._db.transaction("find_api_key") as session:
             row = await session.scalar(select(ApiKeyRow).where(ApiKeyRow.key_hash == key_hash))
         return api_key_to_domain(row) if row is not None else None
 
@@ -36,12 +32,12 @@ class SqlAlchemyApiKeyStore(ApiKeyStore):
         query = select(ApiKeyRow).order_by(ApiKeyRow.created_at, ApiKeyRow.id)
         if owner is not None:
             query = query.where(ApiKeyRow.owner == owner)
-        async with self._transaction("list_api_keys") as session:
+        async with self._db.transaction("list_api_keys") as session:
             rows = (await session.scalars(query)).all()
         return [api_key_to_domain(row) for row in rows]
 
     async def revoke(self, key_id: ApiKeyId, at: datetime) -> ApiKey | None:
-        async with self._transaction("revoke_api_key") as session:
+        async with self._db.transaction("revoke_api_key") as session:
             # Only a key not yet revoked changes, so a second revoke keeps the first time.
             await session.execute(
                 update(ApiKeyRow)
@@ -51,12 +47,3 @@ class SqlAlchemyApiKeyStore(ApiKeyStore):
             )
             row = await session.scalar(select(ApiKeyRow).where(ApiKeyRow.id == key_id))
         return api_key_to_domain(row) if row is not None else None
-
-    @asynccontextmanager
-    async def _transaction(self, operation: str) -> AsyncIterator[AsyncSession]:
-        """One transaction, committed on success, with vendor errors translated."""
-        try:
-            async with self._db.sessions.begin() as session:
-                yield session
-        except DATABASE_ERRORS as exc:
-            raise store_unavailable(operation, exc, self._db.password) from exc

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -26,7 +25,6 @@ from application.ports.knowledge_base import KnowledgeBase
 from domain.ids import OwnerId
 from domain.knowledge import Chunk, Dataset, ScoredChunk
 from infrastructure.persistence.database import Database
-from infrastructure.persistence.errors import DATABASE_ERRORS, store_unavailable
 from infrastructure.persistence.knowledge_rows import (
     ChunkRow,
     DatasetRow,
@@ -73,11 +71,11 @@ class SqlAlchemyKnowledgeBase(KnowledgeBase, DatasetInventory):
         self._cache_bytes = cache_bytes
 
     async def add_dataset(self, dataset: Dataset) -> None:
-        async with self._transaction("add_dataset") as session:
+        async with self._db.transaction("add_dataset") as session:
             session.add(dataset_from_domain(dataset))
 
     async def get_dataset(self, dataset_id: str, owner: OwnerId) -> Dataset | None:
-        async with self._transaction("get_dataset") as session:
+        async with self._db.transaction("get_dataset") as session:
             row = await session.scalar(
                 select(DatasetRow).where(DatasetRow.id == dataset_id, DatasetRow.owner == owner)
             )
@@ -100,7 +98,7 @@ class SqlAlchemyKnowledgeBase(KnowledgeBase, DatasetInventory):
             }
             for c, v in zip(chunks, vectors, strict=True)
         ]
-        async with self._transaction("add_chunks") as session:
+        async with self._db.transaction("add_chunks") as session:
             for document_id, (dataset_id, name, count) in documents.items():
                 existing = await session.get(DocumentRow, document_id)
                 if existing is None:
@@ -121,7 +119,7 @@ class SqlAlchemyKnowledgeBase(KnowledgeBase, DatasetInventory):
             self._cache.pop(dataset_id, None)
 
     async def counts(self, dataset_id: str) -> DatasetCounts:
-        async with self._transaction("count_dataset") as session:
+        async with self._db.transaction("count_dataset") as session:
             documents, chunks = (
                 await session.execute(
                     select(func.count(DocumentRow.id), func.coalesce(func.sum(DocumentRow.chunk_count), 0)).where(
@@ -141,7 +139,7 @@ class SqlAlchemyKnowledgeBase(KnowledgeBase, DatasetInventory):
         if norm == 0.0:
             return []
         query = query / norm
-        async with self._transaction("search") as session:
+        async with self._db.transaction("search") as session:
             versions = (
                 await session.execute(
                     select(DatasetRow.id, DatasetRow.version).where(
@@ -191,15 +189,6 @@ class SqlAlchemyKnowledgeBase(KnowledgeBase, DatasetInventory):
         while total > self._cache_bytes and len(self._cache) > 1:
             _, evicted = self._cache.popitem(last=False)
             total -= evicted.nbytes
-
-    @asynccontextmanager
-    async def _transaction(self, operation: str) -> AsyncIterator[AsyncSession]:
-        """One transaction, committed on success, with vendor errors translated."""
-        try:
-            async with self._db.sessions.begin() as session:
-                yield session
-        except DATABASE_ERRORS as exc:
-            raise store_unavailable(operation, exc, self._db.password) from exc
 
 
 def _best(vectors: _Vectors, query: np.ndarray, top_k: int, min_score: float) -> list[ScoredChunk]:

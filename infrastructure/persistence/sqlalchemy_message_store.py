@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Sequence
 from datetime import datetime
 
 from sqlalchemy import Select, select
@@ -14,7 +13,6 @@ from application.ports.message_store import MessageStore
 from domain.conversation import Conversation, Message, MessageAgentThought, MessageStatus
 from domain.ids import ConversationId, MessageId, OwnerId
 from infrastructure.persistence.database import Database
-from infrastructure.persistence.errors import DATABASE_ERRORS, store_unavailable
 from infrastructure.persistence.rows import (
     ConversationRow,
     MessageAgentThoughtRow,
@@ -47,13 +45,13 @@ class SqlAlchemyMessageStore(MessageStore):
         self._db = database
 
     async def get_conversation(self, conversation_id: ConversationId, owner: OwnerId) -> Conversation | None:
-        async with self._transaction("get_conversation") as session:
+        async with self._db.transaction("get_conversation") as session:
             row = await session.scalar(VISIBLE_CONVERSATION, {"conversation_id": conversation_id, "owner": owner})
         return conversation_to_domain(row) if row is not None else None
 
     async def open_turn(self, message: Message, new_conversation: Conversation | None) -> Conversation | None:
         # Core INSERTs: one statement each, in this order, without the unit of work's bookkeeping.
-        async with self._transaction("open_turn") as session:
+        async with self._db.transaction("open_turn") as session:
             if new_conversation is not None:
                 await session.execute(INSERT_CONVERSATION, conversation_values(new_conversation))
                 conversation = new_conversation
@@ -81,7 +79,7 @@ class SqlAlchemyMessageStore(MessageStore):
 
     async def finish_message(self, message: Message, steps: Sequence[MessageAgentThought]) -> None:
         outcome = {f"new_{column}": value for column, value in message_outcome_values(message).items()}
-        async with self._transaction("finish_message") as session:
+        async with self._db.transaction("finish_message") as session:
             result = await session.execute(FINISH_MESSAGE, {"message_id": message.id, **outcome})
             if result.rowcount == 0:  # type: ignore[attr-defined]
                 raise NotFound(f"Message {message.id!r} is not running (unknown or already finished).")
@@ -89,7 +87,7 @@ class SqlAlchemyMessageStore(MessageStore):
                 await session.execute(INSERT_STEPS, [step_values(step) for step in steps])
 
     async def running_messages(self, created_before: datetime, limit: int) -> list[Message]:
-        async with self._transaction("running_messages") as session:
+        async with self._db.transaction("running_messages") as session:
             rows = (
                 await session.scalars(
                     select(MessageRow)
@@ -104,7 +102,7 @@ class SqlAlchemyMessageStore(MessageStore):
         return [message_to_domain(row) for row in rows]
 
     async def save_summary(self, conversation: Conversation) -> None:
-        async with self._transaction("save_summary") as session:
+        async with self._db.transaction("save_summary") as session:
             await session.execute(
                 SAVE_SUMMARY,
                 {
@@ -115,7 +113,7 @@ class SqlAlchemyMessageStore(MessageStore):
             )
 
     async def get_message(self, message_id: MessageId, owner: OwnerId) -> Message | None:
-        async with self._transaction("get_message") as session:
+        async with self._db.transaction("get_message") as session:
             row = await session.scalar(
                 select(MessageRow)
                 .join(ConversationRow, ConversationRow.id == MessageRow.conversation_id)
@@ -130,7 +128,7 @@ class SqlAlchemyMessageStore(MessageStore):
     async def recent_messages(self, conversation_id: ConversationId, limit: int) -> list[Message]:
         if limit <= 0:
             return []
-        async with self._transaction("recent_messages") as session:
+        async with self._db.transaction("recent_messages") as session:
             rows = (await session.scalars(RECENT_TURNS, {"conversation_id": conversation_id, "limit": limit})).all()
         turns = [message_to_domain(row) for row in reversed(rows)]
         return [turn for turn in turns if turn.is_completed_turn]  # the domain has the last word
@@ -138,7 +136,7 @@ class SqlAlchemyMessageStore(MessageStore):
     async def conversation_tail(
         self, conversation_id: ConversationId, owner: OwnerId, limit: int
     ) -> tuple[Conversation, list[Message]] | None:
-        async with self._transaction("conversation_tail") as session:
+        async with self._db.transaction("conversation_tail") as session:
             row = await session.scalar(VISIBLE_CONVERSATION, {"conversation_id": conversation_id, "owner": owner})
             if row is None:
                 return None
@@ -150,12 +148,12 @@ class SqlAlchemyMessageStore(MessageStore):
     async def list_messages(self, conversation_id: ConversationId, offset: int, limit: int) -> list[Message]:
         if limit <= 0:
             return []
-        async with self._transaction("list_messages") as session:
+        async with self._db.transaction("list_messages") as session:
             rows = (await session.scalars(list_messages_query(conversation_id, offset, limit))).all()
         return [message_to_domain(row) for row in rows]
 
     async def list_steps(self, message_id: MessageId) -> list[MessageAgentThought]:
-        async with self._transaction("list_steps") as session:
+        async with self._db.transaction("list_steps") as session:
             rows = (
                 await session.scalars(
                     select(MessageAgentThoughtRow)
@@ -164,15 +162,6 @@ class SqlAlchemyMessageStore(MessageStore):
                 )
             ).all()
         return [step_to_domain(row) for row in rows]
-
-    @asynccontextmanager
-    async def _transaction(self, operation: str) -> AsyncIterator[AsyncSession]:
-        """One transaction, committed on success, with vendor errors translated."""
-        try:
-            async with self._db.sessions.begin() as session:
-                yield session
-        except DATABASE_ERRORS as exc:
-            raise store_unavailable(operation, exc, self._db.password) from exc
 
 
 def list_messages_query(
