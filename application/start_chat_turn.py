@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from application.errors import ApplicationError, InvalidInput, NotFound
 from application.ports.agents import AgentConfigs
+from application.ports.event_log import EventLog
 from application.ports.message_store import MessageStore
 from application.ports.runtime import Clock, IdGenerator, TaskSpawner
 from application.ports.task_control import TaskControl, TaskInfo
@@ -29,6 +30,7 @@ class StartChatTurn:
         store: MessageStore,
         configs: AgentConfigs,
         tasks: TaskControl,
+        events: EventLog,
         run_turn: RunChatTurn,
         spawner: TaskSpawner,
         clock: Clock,
@@ -38,6 +40,7 @@ class StartChatTurn:
         self._store = store
         self._configs = configs
         self._tasks = tasks
+        self._events = events
         self._run_turn = run_turn
         self._spawner = spawner
         self._clock = clock
@@ -68,6 +71,8 @@ class StartChatTurn:
         except ApplicationError as failure:
             await self._store.finish_message(self._failed(message, failure.message), [])
             raise
+        # Before the spawn, so that a follower here never asks the log's server for the first events.
+        await self._events.open(message.task_id)
         self._spawner.spawn(message.task_id, self._run_turn(turn))
         return turn.handle
 

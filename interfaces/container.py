@@ -216,7 +216,7 @@ class Container(containers.DeclarativeContainer):
         tokenizer, clock, ids, turn_limits, retrieval, recall=memory_recall, upkeep=memory_upkeep,
     )
     start_turn = providers.Singleton(
-        StartChatTurn, message_store, agent_configs, task_control, run_turn, spawner, clock, ids,
+        StartChatTurn, message_store, agent_configs, task_control, event_log, run_turn, spawner, clock, ids,
         input_limits,
     )
     follow_task = providers.Singleton(

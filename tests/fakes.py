@@ -263,9 +263,13 @@ class FakeEventLog:
         self.closed: dict[str, float] = {}
         self.failures = 0
         self.appends = 0
+        self.opened: list[TaskId] = []
 
     async def append(self, task_id: TaskId, thought: AgentThought) -> int:
         return await self.append_many(task_id, [thought])
+
+    async def open(self, task_id: TaskId) -> None:
+        self.opened.append(task_id)
 
     async def append_many(self, task_id: TaskId, thoughts: Sequence[AgentThought]) -> int:
         self.appends += 1

@@ -20,6 +20,11 @@ class EventLog(Protocol):
     Raises `EventLogUnavailable` when the backend fails.
     """
 
+    async def open(self, task_id: TaskId) -> None:
+        """This process starts the task and will append its events from id 1: followers here may
+        wait for them without asking a server. Never fails."""
+        ...
+
     async def append(self, task_id: TaskId, thought: AgentThought) -> int:
         """Append an event and return its id."""
         ...

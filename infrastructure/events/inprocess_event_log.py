@@ -22,6 +22,9 @@ class InProcessEventLog(EventLog):
     def __init__(self) -> None:
         self._logs: dict[TaskId, _TaskLog] = {}
 
+    async def open(self, task_id: TaskId) -> None:
+        """Every follower of this log is in this process already."""
+
     async def append(self, task_id: TaskId, thought: AgentThought) -> int:
         return await self.append_many(task_id, [thought])
 

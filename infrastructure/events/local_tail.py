@@ -6,8 +6,10 @@ blocking XREAD per event costs a round trip and a parse each time. So the append
 its own tasks' events here, and `read` serves them without Redis.
 
 Only a complete tail is kept: one whose first event this process appended with id 1, so that
-every id from 1 is here. A task someone else started (a sweep ending another worker's turn)
-is never kept, and a closed task is dropped a few seconds later: later readers go to Redis.
+every id from 1 is here. A task this process starts is opened before its first event, so that
+its first follower waits here too rather than in a blocking XREAD. A task someone else started
+(a sweep ending another worker's turn) is never kept, and a closed task is dropped a few seconds
+later: later readers go to Redis.
 """
 
 from __future__ import annotations
@@ -38,6 +40,10 @@ class LocalTail:
     def __init__(self, max_len: int) -> None:
         self._max_len = max_len
         self._tails: dict[TaskId, _Tail] = {}
+
+    def open(self, task_id: TaskId) -> None:
+        """This process will append the task's events from id 1."""
+        self._tails.setdefault(task_id, _Tail())
 
     def appended(self, task_id: TaskId, last_id: int, thoughts: Sequence[AgentThought]) -> None:
         """Record events the log just stored, with ids up to `last_id`."""

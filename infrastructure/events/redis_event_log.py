@@ -13,27 +13,44 @@ from domain.errors import DomainError
 from domain.ids import TaskId
 from domain.thoughts import AgentThought
 from infrastructure.events.local_tail import LocalTail
+from infrastructure.group_commit import GroupCommit
 from infrastructure.redis_client import RedisClient
 
 FIELD = "thought"
 
-# INCR and XADD run in one Lua script rather than a MULTI pipeline: XADD needs the
-# number INCR returns, which a MULTI block cannot feed forward, and a script runs
+# INCRBY and XADD run in one Lua script rather than a MULTI pipeline: XADD needs the
+# number INCRBY returns, which a MULTI block cannot feed forward, and a script runs
 # atomically on the server, so two appends can neither share an id nor land out of
 # order (XADD also refuses an id not above the stream's last one). `MAXLEN ~` trims
 # in whole stream nodes, which is far cheaper than exact trimming.
-# The two keys are always given the same expiry (see `close`), so they vanish together.
+# The two keys of a task are always given the same expiry (see `close`), so they vanish together.
+# One call carries the appends of many tasks (see `GroupCommit`); one task's failed XADD
+# (a counter lost while its stream lived on) fails that task only.
 # (Under Redis Cluster the keys would need a common {hash tag}; we run a single node.)
-# ARGV: max length, field name, then one JSON payload per event, in order.
+# KEYS: stream and counter of each append, in pairs. ARGV: max length, field name, then per
+# append its number of events followed by one JSON payload per event, in order.
+# Returns per append the last id, or an error message.
 _APPEND = """
-local count = #ARGV - 2
-local n = redis.call('INCRBY', KEYS[2], count) - count
-for i = 3, #ARGV do
-  n = n + 1
-  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '0-' .. n, ARGV[2], ARGV[i])
+local out = {}
+local a = 3
+for k = 1, #KEYS, 2 do
+  local count = tonumber(ARGV[a])
+  local n = redis.call('INCRBY', KEYS[k + 1], count) - count
+  local failed = false
+  for i = 1, count do
+    n = n + 1
+    if not failed then
+      local ok = redis.pcall('XADD', KEYS[k], 'MAXLEN', '~', ARGV[1], '0-' .. n, ARGV[2], ARGV[a + i])
+      if type(ok) == 'table' and ok.err then failed = ok.err end
+    end
+  end
+  a = a + count + 1
+  out[#out + 1] = failed or n
 end
-return n
+return out
 """
+
+_Append = tuple[TaskId, Sequence[AgentThought]]
 
 # A blocked read may overrun its BLOCK time by network latency; past this margin the
 # connection is presumed dead (the blocking client has no socket read timeout).
@@ -62,6 +79,7 @@ class RedisEventLog(EventLog):
         self._max_len = max_len
         self._append_script: AsyncScript | None = None
         self._local = LocalTail(max_len)
+        self._appends: GroupCommit[_Append, int] = GroupCommit(self._append_batch)
 
     def _keys(self, task_id: TaskId) -> tuple[str, str]:
         stream = self._client.key("events", task_id)
@@ -73,22 +91,46 @@ class RedisEventLog(EventLog):
             self._append_script = self._client.commands.register_script(_APPEND)
         return self._append_script
 
+    async def open(self, task_id: TaskId) -> None:
+        self._local.open(task_id)
+
     async def append(self, task_id: TaskId, thought: AgentThought) -> int:
         return await self.append_many(task_id, [thought])
 
     async def append_many(self, task_id: TaskId, thoughts: Sequence[AgentThought]) -> int:
         if not thoughts:
             raise ValueError("append_many needs at least one event")
-        payloads = [json.dumps(t.to_dict(), ensure_ascii=False) for t in thoughts]
+        return await self._appends.submit((task_id, thoughts))
+
+    async def _append_batch(self, appends: Sequence[_Append]) -> list[int | BaseException]:
+        """One script call for the appends of every task that queued behind the last one."""
+        keys: list[str] = []
+        args: list[Any] = [self._max_len, FIELD]
+        for task_id, thoughts in appends:
+            keys.extend(self._keys(task_id))
+            args.append(len(thoughts))
+            args.extend(json.dumps(t.to_dict(), ensure_ascii=False) for t in thoughts)
+        tasks = sorted({task_id for task_id, _ in appends})
         try:
-            with self._client.translate(EventLogUnavailable, f"appending to task {task_id}"):
-                last = await self._script()(keys=list(self._keys(task_id)), args=[self._max_len, FIELD, *payloads])
+            where = f"task {tasks[0]}" if len(tasks) == 1 else f"{len(tasks)} tasks"
+            with self._client.translate(EventLogUnavailable, f"appending to {where}"):
+                replies = await self._script()(keys=keys, args=args)
         except BaseException:
             # Redis may hold the events though the reply was lost: local followers must read it from now on.
-            self._local.forget(task_id)
+            for task_id in tasks:
+                self._local.forget(task_id)
             raise
-        self._local.appended(task_id, int(last), thoughts)
-        return int(last)
+        return [
+            self._appended(task_id, thoughts, reply)
+            for (task_id, thoughts), reply in zip(appends, replies, strict=True)
+        ]
+
+    def _appended(self, task_id: TaskId, thoughts: Sequence[AgentThought], reply: Any) -> int | BaseException:
+        if isinstance(reply, int):
+            self._local.appended(task_id, reply, thoughts)
+            return reply
+        self._local.forget(task_id)
+        return EventLogUnavailable(f"Redis at {self._client.safe_url} refused an event of task {task_id}: {reply}")
 
     async def read(self, task_id: TaskId, after: int, wait: float) -> list[LoggedEvent]:
         local = await self._local.read(task_id, after, wait)

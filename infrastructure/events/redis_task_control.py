@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import asdict
 
 from redis.commands.core import AsyncScript
@@ -8,6 +9,7 @@ from redis.commands.core import AsyncScript
 from application.errors import EventLogUnavailable
 from application.ports.task_control import TaskControl, TaskInfo
 from domain.ids import ConversationId, MessageId, OwnerId, TaskId
+from infrastructure.group_commit import GroupCommit
 from infrastructure.redis_client import RedisClient
 
 # The owner check and the flag are one script so that the check cannot go stale
@@ -42,6 +44,9 @@ class RedisTaskControl(TaskControl):
         self._client = client
         self._stop_ttl_ms = _ms(stop_ttl)
         self._stop_script: AsyncScript | None = None
+        # Every running turn checks its flag a few times a second; checks that coincide (turns
+        # check on a shared grid, see TurnWatch) go as one MGET.
+        self._stop_checks: GroupCommit[TaskId, bool] = GroupCommit(self._check_stops)
 
     def _task_key(self, task_id: TaskId) -> str:
         return self._client.key("task", task_id)
@@ -68,8 +73,18 @@ class RedisTaskControl(TaskControl):
         return bool(done)
 
     async def stop_requested(self, task_id: TaskId) -> bool:
-        with self._client.translate(EventLogUnavailable, f"checking the stop flag of task {task_id}"):
-            return bool(await self._client.commands.exists(self._stop_key(task_id)))
+        return await self._stop_checks.submit(task_id)
+
+    async def _check_stops(self, task_ids: Sequence[TaskId]) -> list[bool]:
+        with self._client.translate(EventLogUnavailable, f"checking the stop flag of {_tasks(task_ids)}"):
+            flags = await self._client.commands.mget([self._stop_key(t) for t in task_ids])
+        return [flag is not None for flag in flags]
+
+
+def _tasks(task_ids: Sequence[TaskId]) -> str:
+    """A batch's tasks for an error message: the id of a lone one, else how many."""
+    distinct = sorted(set(task_ids))
+    return f"task {distinct[0]}" if len(distinct) == 1 else f"{len(distinct)} tasks"
 
 
 def _decode_info(raw: str | bytes) -> TaskInfo | None:

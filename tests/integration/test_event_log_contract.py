@@ -87,6 +87,15 @@ async def test_read_waits_for_a_late_append_and_returns_it(log: EventLog) -> Non
     assert time.monotonic() - started < 2
 
 
+async def test_a_follower_of_an_opened_task_gets_its_first_event(log: EventLog) -> None:
+    await log.open(TASK)
+    first = asyncio.create_task(log.read(TASK, after=0, wait=5))
+    await asyncio.sleep(0.05)
+    await log.append_many(TASK, [delta("a"), delta("b")])
+    assert [(e.id, e.thought.answer) for e in await asyncio.wait_for(first, 2)] == [(1, "a"), (2, "b")]
+    assert await answers(log) == [(1, "a"), (2, "b")]
+
+
 async def test_read_with_a_short_wait_returns_nothing_when_idle(log: EventLog) -> None:
     await log.append(TASK, delta("only"))
     started = time.monotonic()
@@ -218,3 +227,23 @@ async def test_redis_failure_raises_event_log_unavailable() -> None:
             assert "s3cret-pass" not in caught.value.message
     finally:
         await client.close()
+
+
+async def test_redis_appends_of_many_tasks_share_a_round_trip_and_fail_one_by_one(
+    redis_client: RedisClient,  # noqa: F811
+) -> None:
+    log = RedisEventLog(redis_client)
+    broken, fine = TaskId("task-broken"), TaskId("task-fine")
+    await log.append_many(broken, [delta("a", broken), delta("b", broken)])
+    await redis_client.commands.delete(redis_client.key("events", broken) + ":seq")  # its ids would repeat
+    before = (await redis_client.commands.info("commandstats")).get("cmdstat_evalsha", {}).get("calls", 0)
+    results = await asyncio.gather(
+        log.append(broken, delta("c", broken)),
+        *(log.append(fine, delta(str(n), fine)) for n in range(20)),
+        return_exceptions=True,
+    )
+    after = (await redis_client.commands.info("commandstats")).get("cmdstat_evalsha", {}).get("calls", 0)
+    assert isinstance(results[0], EventLogUnavailable)
+    assert sorted(results[1:]) == list(range(1, 21))  # type: ignore[type-var]
+    assert after - before <= 2  # the first call alone, then everything that queued behind it
+    assert [e.thought.answer for e in await log.read(fine, 0, 0)] == [str(n) for n in range(20)]

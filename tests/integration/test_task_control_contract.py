@@ -64,6 +64,16 @@ async def test_stop_of_one_task_does_not_stop_another(control: TaskControl) -> N
     assert not await control.stop_requested(other.task_id)
 
 
+async def test_many_concurrent_stop_checks_each_get_their_own_tasks_answer(control: TaskControl) -> None:
+    tasks = [TaskId(f"task-{n}") for n in range(30)]
+    for task in tasks:
+        await control.register(TaskInfo(task, ALICE, ConversationId("c"), MessageId(f"m-{task}")), ttl=60)
+    for task in tasks[::3]:
+        assert await control.request_stop(task, ALICE)
+    seen = await asyncio.gather(*(control.stop_requested(task) for task in tasks))
+    assert seen == [n % 3 == 0 for n in range(30)]
+
+
 async def test_registration_expires_after_its_ttl(control: TaskControl) -> None:
     await control.register(INFO, ttl=0.2)
     assert await control.get(TASK) == INFO

@@ -81,7 +81,7 @@ class Harness:
             self.recall if self.memory_tiers else None, self.upkeep if self.memory_tiers else None,
         )
         self.start = StartChatTurn(
-            self.store, FakeAgentConfigs(self.config), self.tasks, self.run_turn, self.spawner,
+            self.store, FakeAgentConfigs(self.config), self.tasks, self.log, self.run_turn, self.spawner,
             clock, ids, InputLimits(max_query_bytes=1024),
         )
         self.follow = FollowTask(self.tasks, self.log, self.presence, clock, FollowTimes(0.0, 30.0))

@@ -59,3 +59,21 @@ async def test_a_reader_that_waits_in_vain_gets_nothing() -> None:
     tail = LocalTail(max_len=100)
     tail.appended(TASK, 1, [delta("a")])
     assert answers(await tail.read(TASK, 1, 0.01)) == []
+
+
+async def test_a_reader_of_an_opened_task_waits_in_memory_for_its_first_event() -> None:
+    tail = LocalTail(max_len=100)
+    tail.open(TASK)
+    first = asyncio.create_task(tail.read(TASK, 0, 5))
+    await asyncio.sleep(0)
+    tail.appended(TASK, 1, [delta("a")])
+    assert answers(await first) == [(1, "a")]
+
+
+async def test_an_opened_task_whose_first_append_is_not_event_one_is_read_from_the_record() -> None:
+    tail = LocalTail(max_len=100)
+    tail.open(TASK)
+    waiting = asyncio.create_task(tail.read(TASK, 0, 5))
+    await asyncio.sleep(0)
+    tail.appended(TASK, 2, [delta("b")])  # event 1 came from elsewhere
+    assert await waiting is None

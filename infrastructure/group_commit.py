@@ -1,0 +1,72 @@
+"""Group commit: the calls that arrive while one batch is in flight go together in the next.
+
+A Redis command costs the client far more CPU than the server (building the command, taking a
+pool connection, parsing the reply), so two hundred turns that each append their own events
+spend most of a core in the client alone. Batching them makes that cost per batch: an idle
+server still sends a lone call at once (one loop tick later), and a busy one sends everything
+that queued behind the previous round trip in one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Generic, TypeVar
+
+Item = TypeVar("Item")
+Result = TypeVar("Result")
+
+# Runs one batch: a result (or an exception, which fails only that item) per item, in order.
+BatchRunner = Callable[[Sequence[Item]], Awaitable[Sequence[Result | BaseException]]]
+
+
+class GroupCommit(Generic[Item, Result]):
+    """At most one batch in flight; `submit` waits for its item's result.
+
+    An item is sent even if its caller is cancelled meanwhile: it may already be on the wire,
+    and the runner's own bookkeeping must see every item it was given.
+    """
+
+    def __init__(self, run: BatchRunner[Item, Result]) -> None:
+        self._run = run
+        self._queued: list[tuple[Item, asyncio.Future[Result]]] = []
+        self._sender: asyncio.Task[None] | None = None
+
+    async def submit(self, item: Item) -> Result:
+        future: asyncio.Future[Result] = asyncio.get_running_loop().create_future()
+        self._queued.append((item, future))
+        if self._sender is None:
+            self._sender = asyncio.create_task(self._send_all())
+        return await future
+
+    async def _send_all(self) -> None:
+        try:
+            while self._queued:
+                batch, self._queued = self._queued, []
+                await self._send(batch)
+        except asyncio.CancelledError:  # the loop is shutting down: nobody waits in vain
+            for _, future in self._queued:
+                future.cancel()
+            self._queued = []
+            raise
+        finally:
+            self._sender = None
+
+    async def _send(self, batch: list[tuple[Item, asyncio.Future[Result]]]) -> None:
+        try:
+            results = list(await self._run([item for item, _ in batch]))
+            if len(results) != len(batch):
+                raise RuntimeError(f"a batch of {len(batch)} got {len(results)} results")
+        except asyncio.CancelledError:
+            for _, future in batch:
+                future.cancel()
+            raise
+        except BaseException as failure:  # the whole batch failed: every caller hears why
+            results = [failure] * len(batch)
+        for (_, future), result in zip(batch, results, strict=True):
+            if future.done():  # its caller was cancelled
+                continue
+            if isinstance(result, BaseException):
+                future.set_exception(result)
+            else:
+                future.set_result(result)
