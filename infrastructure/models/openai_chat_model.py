@@ -3,7 +3,10 @@ Ollama, vLLM…), streamed.
 
 The SDK sends the request (auth, headers, timeouts, HTTP errors as exceptions); the stream's
 `data:` lines are read as plain JSON (`openai_stream.sse_chunks`) rather than through the SDK's
-typed chunk objects, whose construction cost more than everything else per chunk.
+typed chunk objects, whose construction cost more than everything else per chunk. The SDK's
+aiohttp transport (`DefaultAioHttpClient`) carries the calls: httpx's pool walks every open
+connection on each request and each release, which at two hundred concurrent streams cost more
+than the requests themselves, and aiohttp parses HTTP in C.
 
 Retries are ours, not the SDK's: a call that fails before its first chunk (429, 5xx, a
 connection error or timeout) is tried again with jittered exponential backoff, honouring
@@ -20,7 +23,7 @@ from typing import Any
 
 import httpx2
 import openai
-from openai import AsyncOpenAI
+from openai import AsyncOpenAI, DefaultAioHttpClient
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_random_exponential
 
@@ -61,7 +64,8 @@ class OpenAIChatModel(ChatModel):
     def __init__(self, config: ProviderConfig) -> None:
         self._config = config
         self._client = AsyncOpenAI(
-            base_url=config.base_url, api_key=config.api_key or NO_KEY, timeout=config.timeout, max_retries=0
+            base_url=config.base_url, api_key=config.api_key or NO_KEY, timeout=config.timeout, max_retries=0,
+            http_client=DefaultAioHttpClient(),
         )
         self._errors = ModelErrors(config.model, config.base_url, config.timeout, config.api_key)
         self._backoff = wait_random_exponential(multiplier=config.retry_initial_delay, max=config.retry_max_delay)

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import Literal
 
+import aiohttp
 import openai
 
 from application.errors import ModelError
@@ -45,9 +47,10 @@ class ModelErrors:
         return ModelError(self._scrub(f"Model {self.model!r} failed: {self._what(error)}"))
 
     def _what(self, error: BaseException) -> str:
-        if isinstance(error, openai.APITimeoutError):
-            return f"no answer within {self.timeout:g} s."
         if isinstance(error, openai.APIConnectionError):
+            timed_out = isinstance(error, openai.APITimeoutError)
+            if (_transport_cause(error) or ("timeout" if timed_out else "connection")) == "timeout":
+                return f"no answer within {self.timeout:g} s."
             return f"could not connect to {self.base_url or 'the OpenAI API'}."
         if isinstance(error, openai.APIStatusError):
             return f"the server answered HTTP {error.status_code}: {_server_message(error)}"
@@ -57,6 +60,22 @@ class ModelErrors:
 
     def _scrub(self, text: str) -> str:
         return text.replace(self.secret, "***") if self.secret else text
+
+
+def _transport_cause(error: BaseException) -> Literal["timeout", "connection"] | None:
+    """What a transport failure was, read from the exception chain. The class alone misleads:
+    the SDK's aiohttp transport reports every aiohttp connection error (refused, TLS, a dropped
+    stream) as httpx's ConnectTimeout, which the SDK turns into an APITimeoutError."""
+    seen: set[int] = set()
+    cause = error.__cause__ or error.__context__
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, TimeoutError):
+            return "timeout"
+        if isinstance(cause, OSError | aiohttp.ClientConnectionError):
+            return "connection"
+        cause = cause.__cause__ or cause.__context__
+    return None
 
 
 def _server_message(error: openai.APIStatusError) -> str:

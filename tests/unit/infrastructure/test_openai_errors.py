@@ -1,5 +1,6 @@
 import json
 
+import aiohttp
 import httpx2
 import openai
 import pytest
@@ -59,3 +60,27 @@ def test_retry_after_is_read_from_the_headers() -> None:
     assert retry_after(status_error(429, "s", {"retry-after": "2"})) == 2.0
     assert retry_after(status_error(429, "s", {"retry-after": "Wed, 21 Oct 2026 07:28:00 GMT"})) is None
     assert retry_after(ValueError("x")) is None
+
+
+def caused_by(cause: BaseException) -> openai.APITimeoutError:
+    """What the SDK raises when its aiohttp transport fails: every aiohttp connection error reaches
+    it as httpx's ConnectTimeout."""
+    error = openai.APITimeoutError(REQUEST)
+    transport = httpx2.ConnectTimeout(str(cause))
+    transport.__cause__ = cause
+    error.__cause__ = transport
+    return error
+
+
+@pytest.mark.parametrize(
+    ("cause", "message"),
+    [
+        (ConnectionRefusedError(111, "Connection refused"), "could not connect to http://llm.test/v1."),
+        (aiohttp.ServerDisconnectedError(), "could not connect to http://llm.test/v1."),
+        (aiohttp.SocketTimeoutError("Timeout on reading data from socket"), "no answer within 30 s."),
+    ],
+)
+def test_a_transport_failure_is_told_by_its_cause_not_by_the_class_the_sdk_gave_it(
+    cause: BaseException, message: str
+) -> None:
+    assert ERRORS.translate(caused_by(cause)).message == f"Model 'gpt-4o-mini' failed: {message}"
