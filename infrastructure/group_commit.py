@@ -2,9 +2,10 @@
 
 A Redis command costs the client far more CPU than the server (building the command, taking a
 pool connection, parsing the reply), so two hundred turns that each append their own events
-spend most of a core in the client alone. Batching them makes that cost per batch: an idle
-server still sends a lone call at once (one loop tick later), and a busy one sends everything
-that queued behind the previous round trip in one.
+spend most of a core in the client alone. Batching them makes that cost per batch: a busy
+server sends everything that queued behind the previous round trip in one, and a short linger
+(how long the first call after an idle spell waits) lets calls that come close together, but
+not at once, share a batch too.
 """
 
 from __future__ import annotations
@@ -21,14 +22,16 @@ BatchRunner = Callable[[Sequence[Item]], Awaitable[Sequence[Result | BaseExcepti
 
 
 class GroupCommit(Generic[Item, Result]):
-    """At most one batch in flight; `submit` waits for its item's result.
+    """At most one batch in flight; `submit` waits for its item's result. `linger`: how long the
+    first call after an idle spell waits for company before its batch is sent.
 
     An item is sent even if its caller is cancelled meanwhile: it may already be on the wire,
     and the runner's own bookkeeping must see every item it was given.
     """
 
-    def __init__(self, run: BatchRunner[Item, Result]) -> None:
+    def __init__(self, run: BatchRunner[Item, Result], linger: float = 0.0) -> None:
         self._run = run
+        self._linger = linger
         self._queued: list[tuple[Item, asyncio.Future[Result]]] = []
         self._sender: asyncio.Task[None] | None = None
 
@@ -41,6 +44,8 @@ class GroupCommit(Generic[Item, Result]):
 
     async def _send_all(self) -> None:
         try:
+            if self._linger > 0:
+                await asyncio.sleep(self._linger)
             while self._queued:
                 batch, self._queued = self._queued, []
                 await self._send(batch)

@@ -55,6 +55,9 @@ _Append = tuple[TaskId, Sequence[AgentThought]]
 # A blocked read may overrun its BLOCK time by network latency; past this margin the
 # connection is presumed dead (the blocking client has no socket read timeout).
 _READ_GRACE_S = 5.0
+# An append waits this long for the appends of other turns before it is sent: a few tokens' worth
+# of delay buys one script call for all of them instead of one each, when many turns stream.
+APPEND_LINGER_S = 0.002
 LOCAL_LINGER_S = 5.0  # how long a closed task's events stay in memory for followers in this process
 
 
@@ -79,7 +82,7 @@ class RedisEventLog(EventLog):
         self._max_len = max_len
         self._append_script: AsyncScript | None = None
         self._local = LocalTail(max_len)
-        self._appends: GroupCommit[_Append, int] = GroupCommit(self._append_batch)
+        self._appends: GroupCommit[_Append, int] = GroupCommit(self._append_batch, APPEND_LINGER_S)
 
     def _keys(self, task_id: TaskId) -> tuple[str, str]:
         stream = self._client.key("events", task_id)

@@ -80,3 +80,14 @@ async def test_a_runner_that_answers_the_wrong_number_of_results_fails_the_batch
     commit: GroupCommit[int, int] = GroupCommit(short)
     with pytest.raises(RuntimeError, match="a batch of 1 got 0 results"):
         await commit.submit(1)
+
+
+async def test_a_lingering_batch_takes_the_calls_that_come_while_it_waits() -> None:
+    recorder = Recorder()
+    recorder.release.set()
+    commit = GroupCommit(recorder.run, linger=0.2)
+    first = asyncio.create_task(commit.submit(2))
+    await asyncio.sleep(0.01)
+    second = asyncio.create_task(commit.submit(4))
+    assert await asyncio.gather(first, second) == [20, 40]
+    assert recorder.batches == [[2, 4]]
