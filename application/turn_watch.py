@@ -42,6 +42,15 @@ class WatchTimes:
     worker_lease: float = 15.0
 
 
+def until_next_check(now: float, every: float) -> float:
+    """Seconds from `now` to the next multiple of `every`, in (0, every].
+
+    Checks fall on this grid, shared by every turn of the process, so that the checks of many
+    turns coincide and a backend can answer them together (one round trip instead of one each).
+    """
+    return every - now % every
+
+
 class TurnWatch:
     def __init__(
         self, tasks: TaskControl, presence: TaskPresence, clock: Clock, task_id: TaskId, times: WatchTimes
@@ -101,10 +110,7 @@ class TurnWatch:
         return None
 
     def _until_next_check(self) -> float:
-        # Checks fall on a grid shared by every turn of the process, so the checks of many turns
-        # coincide and a backend can answer them together (one round trip instead of one each).
-        every = self._times.stop_check_interval
-        return every - self._clock.monotonic() % every
+        return until_next_check(self._clock.monotonic(), self._times.stop_check_interval)
 
     def _client_check_due(self) -> bool:
         # A gone client has `client_grace` to come back, so its lease needs far fewer checks than a

@@ -11,6 +11,7 @@ not at once, share a batch too.
 from __future__ import annotations
 
 import asyncio
+import copy
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Generic, TypeVar
 
@@ -67,7 +68,7 @@ class GroupCommit(Generic[Item, Result]):
                 future.cancel()
             raise
         except BaseException as failure:  # the whole batch failed: every caller hears why
-            results = [failure] * len(batch)
+            results = [_copy_for_a_caller(failure) for _ in batch]
         for (_, future), result in zip(batch, results, strict=True):
             if future.done():  # its caller was cancelled
                 continue
@@ -75,3 +76,14 @@ class GroupCommit(Generic[Item, Result]):
                 future.set_exception(result)
             else:
                 future.set_result(result)
+
+
+def _copy_for_a_caller(failure: BaseException) -> BaseException:
+    """A copy of a batch's failure, chained to it, for one caller: each caller raises it in its own
+    task, and one shared exception would collect every task's frames in its traceback."""
+    try:
+        copied = copy.copy(failure)
+    except Exception:  # an exception that cannot be rebuilt from its args is shared as it is
+        return failure
+    copied.__cause__ = failure
+    return copied

@@ -24,8 +24,8 @@ FIELD = "thought"
 # order (XADD also refuses an id not above the stream's last one). `MAXLEN ~` trims
 # in whole stream nodes, which is far cheaper than exact trimming.
 # The two keys of a task are always given the same expiry (see `close`), so they vanish together.
-# One call carries the appends of many tasks (see `GroupCommit`); one task's failed XADD
-# (a counter lost while its stream lived on) fails that task only.
+# One call carries the appends of many tasks (see `GroupCommit`); one task's failed INCRBY or
+# XADD (a counter lost while its stream lived on, a key of the wrong type) fails that task only.
 # (Under Redis Cluster the keys would need a common {hash tag}; we run a single node.)
 # KEYS: stream and counter of each append, in pairs. ARGV: max length, field name, then per
 # append its number of events followed by one JSON payload per event, in order.
@@ -35,17 +35,21 @@ local out = {}
 local a = 3
 for k = 1, #KEYS, 2 do
   local count = tonumber(ARGV[a])
-  local n = redis.call('INCRBY', KEYS[k + 1], count) - count
-  local failed = false
-  for i = 1, count do
-    n = n + 1
-    if not failed then
-      local ok = redis.pcall('XADD', KEYS[k], 'MAXLEN', '~', ARGV[1], '0-' .. n, ARGV[2], ARGV[a + i])
-      if type(ok) == 'table' and ok.err then failed = ok.err end
+  local result = redis.pcall('INCRBY', KEYS[k + 1], count)
+  if type(result) == 'table' then
+    result = result.err
+  else
+    local n = result - count
+    for i = 1, count do
+      local ok = redis.pcall('XADD', KEYS[k], 'MAXLEN', '~', ARGV[1], '0-' .. (n + i), ARGV[2], ARGV[a + i])
+      if type(ok) == 'table' and ok.err then
+        result = ok.err
+        break
+      end
     end
   end
   a = a + count + 1
-  out[#out + 1] = failed or n
+  out[#out + 1] = result
 end
 return out
 """
@@ -69,6 +73,10 @@ class RedisEventLog(EventLog):
     part, so ``read(after=n)`` is ``XREAD BLOCK wait STREAMS key 0-n``. Each entry holds
     the AgentThought as JSON. Streams are trimmed to about `max_len` entries (default
     10 000). Redis failures raise `EventLogUnavailable`.
+
+    Appends of all tasks share round trips (`GroupCommit`, after a 2 ms linger): a round trip
+    that fails fails the appends of every turn in it, and a slow one holds back the next batch,
+    as one slow Redis would hold back every turn's own call anyway.
 
     A follower in the process that runs the task reads what this process appended from
     memory (`LocalTail`) instead of a blocking XREAD per event, until a few seconds after the
@@ -107,26 +115,38 @@ class RedisEventLog(EventLog):
 
     async def _append_batch(self, appends: Sequence[_Append]) -> list[int | BaseException]:
         """One script call for the appends of every task that queued behind the last one."""
+        results: list[int | BaseException] = []
+        sent: list[tuple[int, TaskId, Sequence[AgentThought]]] = []
         keys: list[str] = []
         args: list[Any] = [self._max_len, FIELD]
         for task_id, thoughts in appends:
+            try:  # an event that cannot be encoded (a lone surrogate) fails its own append only
+                payloads = [json.dumps(t.to_dict(), ensure_ascii=False).encode() for t in thoughts]
+            except (TypeError, ValueError) as failure:
+                self._local.forget(task_id)
+                results.append(EventLogUnavailable(f"An event of task {task_id} cannot be stored: {failure}"))
+                continue
+            sent.append((len(results), task_id, thoughts))
+            results.append(0)
             keys.extend(self._keys(task_id))
-            args.append(len(thoughts))
-            args.extend(json.dumps(t.to_dict(), ensure_ascii=False) for t in thoughts)
-        tasks = sorted({task_id for task_id, _ in appends})
+            args.extend([len(payloads), *payloads])
+        if sent:
+            replies = await self._run_script(keys, args, sorted({task_id for _, task_id, _ in sent}))
+            for (position, task_id, thoughts), reply in zip(sent, replies, strict=True):
+                results[position] = self._appended(task_id, thoughts, reply)
+        return results
+
+    async def _run_script(self, keys: list[str], args: list[Any], tasks: list[TaskId]) -> list[Any]:
+        where = f"task {tasks[0]}" if len(tasks) == 1 else f"{len(tasks)} tasks"
         try:
-            where = f"task {tasks[0]}" if len(tasks) == 1 else f"{len(tasks)} tasks"
             with self._client.translate(EventLogUnavailable, f"appending to {where}"):
-                replies = await self._script()(keys=keys, args=args)
+                replies: list[Any] = await self._script()(keys=keys, args=args)
         except BaseException:
             # Redis may hold the events though the reply was lost: local followers must read it from now on.
             for task_id in tasks:
                 self._local.forget(task_id)
             raise
-        return [
-            self._appended(task_id, thoughts, reply)
-            for (task_id, thoughts), reply in zip(appends, replies, strict=True)
-        ]
+        return replies
 
     def _appended(self, task_id: TaskId, thoughts: Sequence[AgentThought], reply: Any) -> int | BaseException:
         if isinstance(reply, int):

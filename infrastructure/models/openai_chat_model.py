@@ -16,9 +16,10 @@ user has already seen part of an answer that a new call would not continue.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
-from contextlib import AsyncExitStack
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from typing import Any
 
 import httpx2
@@ -129,8 +130,8 @@ class OpenAIChatModel(ChatModel):
             # as is: passed as typed arguments, it is walked against the SDK's TypedDicts first,
             # which cost more CPU than the rest of sending it. (`extra_body` overrides `messages`.)
             streaming = self._client.chat.completions.with_streaming_response
-            response = await exits.enter_async_context(
-                streaming.create(model=request["model"], messages=[], stream=True, extra_body=request)
+            response = await self._send(
+                exits, streaming.create(model=request["model"], messages=[], stream=True, extra_body=request)
             )
             chunks = sse_chunks(response.iter_lines(), response.http_response.request)
             exits.push_async_callback(chunks.aclose)  # closed before the response, in reverse order
@@ -139,6 +140,17 @@ class OpenAIChatModel(ChatModel):
             await exits.aclose()
             raise
         return _Upstream(exits, chunks, first)
+
+    async def _send(self, exits: AsyncExitStack, call: AbstractAsyncContextManager[Any]) -> Any:
+        """The response to a request, once its headers are in. The aiohttp transport bounds the
+        connect and every read, but not the upload: a server that stops reading would hold the
+        request forever, so the whole exchange up to the headers is bounded here as well."""
+        try:
+            async with asyncio.timeout(self._config.timeout):
+                return await exits.enter_async_context(call)
+        except TimeoutError as stalled:
+            request = httpx2.Request("POST", self._client.base_url.join("chat/completions"))
+            raise openai.APITimeoutError(request=request) from stalled
 
     async def _read(self, upstream: _Upstream) -> Any:
         try:

@@ -247,3 +247,40 @@ async def test_redis_appends_of_many_tasks_share_a_round_trip_and_fail_one_by_on
     assert sorted(results[1:]) == list(range(1, 21))  # type: ignore[type-var]
     assert after - before <= 2  # the first call alone, then everything that queued behind it
     assert [e.thought.answer for e in await log.read(fine, 0, 0)] == [str(n) for n in range(20)]
+
+
+async def test_redis_an_event_that_cannot_be_stored_fails_its_own_append_only(
+    redis_client: RedisClient,  # noqa: F811
+) -> None:
+    log = RedisEventLog(redis_client)
+    garbled, wrong_type, fine = TaskId("task-garbled"), TaskId("task-wrong-type"), TaskId("task-fine")
+    await redis_client.commands.rpush(redis_client.key("events", wrong_type) + ":seq", "not a counter")
+    results = await asyncio.gather(
+        log.append(garbled, delta("half an emoji \ud83d", garbled)),  # a lone surrogate has no UTF-8
+        log.append(wrong_type, delta("x", wrong_type)),
+        log.append(fine, delta("ok", fine)),
+        return_exceptions=True,
+    )
+    assert isinstance(results[0], EventLogUnavailable)
+    assert isinstance(results[1], EventLogUnavailable)
+    assert results[2] == 1
+    assert await answers(log, fine) == [(1, "ok")]
+    assert await redis_client.commands.exists(redis_client.key("events", garbled)) == 0
+
+
+async def test_redis_a_follower_of_an_opened_task_waits_in_memory_not_in_a_blocking_read(
+    redis_client: RedisClient,  # noqa: F811
+) -> None:
+    log = RedisEventLog(redis_client)
+
+    async def xreads() -> int:
+        stats = await redis_client.commands.info("commandstats")
+        return int(stats.get("cmdstat_xread", {}).get("calls", 0))
+
+    before = await xreads()
+    await log.open(TASK)
+    first = asyncio.create_task(log.read(TASK, after=0, wait=5))
+    await asyncio.sleep(0.05)
+    await log.append(TASK, delta("a"))
+    assert [(e.id, e.thought.answer) for e in await asyncio.wait_for(first, 2)] == [(1, "a")]
+    assert await xreads() == before

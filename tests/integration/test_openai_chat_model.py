@@ -276,3 +276,23 @@ async def test_a_turn_without_tools_sends_no_tools_key(server: ScriptedLLMServer
     server.enqueue(text("Hi"))
     await collect(make())
     assert "tools" not in server.chat_requests[0].body
+
+
+async def test_a_server_that_stops_reading_the_request_is_a_timeout(make: Factory) -> None:
+    accepted: list[asyncio.StreamWriter] = []
+
+    async def never_read(_: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        accepted.append(writer)  # kept open, never read: the client's upload stalls
+
+    listener = await asyncio.start_server(never_read, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    huge = [msg(Role.USER, TextBlock("x" * 30_000_000))]  # far more than the socket buffers hold
+    try:
+        model = make(base_url=f"http://127.0.0.1:{port}/v1", timeout=0.5, max_retries=0)
+        with pytest.raises(ModelError, match=r"no answer within 0\.5 s"):
+            await asyncio.wait_for(collect(model, messages=huge), 30)
+    finally:
+        for writer in accepted:
+            writer.close()
+        listener.close()
+        await listener.wait_closed()

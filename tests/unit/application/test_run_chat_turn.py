@@ -34,6 +34,15 @@ async def test_query_is_persisted_before_the_turn_runs() -> None:
     await h.spawner.run_all()
 
 
+async def test_the_event_log_is_opened_for_the_turn_before_the_turn_runs() -> None:
+    h = Harness(ScriptedModel([HELLO]))
+    handle = await h.start(ChatRequest(OWNER, "hi"))
+    assert h.log.opened == [handle.task_id]
+    assert h.log.events(handle.task_id) == []  # opened, and nothing appended yet
+    await h.spawner.run_all()
+    assert h.log.events(handle.task_id)
+
+
 async def pause(_: int) -> None:
     await asyncio.sleep(0)  # the model's next chunk is not there yet: the loop runs other tasks
 

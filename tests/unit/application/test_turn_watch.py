@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from application.turn_watch import StopReason, StopRequested, TurnWatch, WatchTimes
+from application.turn_watch import StopReason, StopRequested, TurnWatch, WatchTimes, until_next_check
 from domain.ids import TaskId
 from tests.fakes import FakeClock, FakePresence, FakeTaskControl
 
@@ -57,3 +57,10 @@ async def test_a_stop_request_and_a_gone_client_each_end_the_watched_work() -> N
         with pytest.raises(StopRequested) as stopped:
             await watch.run(asyncio.sleep(5))
         assert stopped.value.reason is reason
+
+
+def test_turns_started_at_different_moments_check_at_the_same_moments() -> None:
+    every = 0.2
+    for started in (10.01, 10.07, 10.19999):
+        assert started + until_next_check(started, every) == pytest.approx(10.2)
+    assert all(0 < until_next_check(now, every) <= every for now in (0.0, 0.2, 10.2, 123.4567))

@@ -54,7 +54,9 @@ async def test_a_failed_batch_fails_every_caller_in_it_and_the_next_batch_runs()
     recorder.release.set()
     commit = GroupCommit(recorder.run)
     results = await asyncio.gather(commit.submit(2), commit.submit(4), return_exceptions=True)
-    assert all(isinstance(r, ConnectionError) for r in results)
+    assert all(isinstance(r, ConnectionError) and str(r) == "down" for r in results)
+    assert results[0] is not results[1]  # each caller raises its own copy, chained to the one failure
+    assert results[0].__cause__ is results[1].__cause__ is not None
     recorder.fail_batch = None
     assert await commit.submit(6) == 60
 
