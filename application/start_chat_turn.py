@@ -79,7 +79,10 @@ class StartChatTurn:
     def _validate(self, request: ChatRequest) -> None:
         if not request.query.strip():
             raise InvalidInput("The query is empty.")
-        size = len(request.query.encode("utf-8"))
+        try:
+            size = len(request.query.encode("utf-8"))
+        except UnicodeEncodeError as garbled:  # half a surrogate pair, e.g. "\ud83d" alone in JSON
+            raise InvalidInput(f"The query is not valid Unicode text (position {garbled.start}).") from None
         if size > self._limits.max_query_bytes:
             raise InvalidInput(f"The query is {size} bytes; the limit is {self._limits.max_query_bytes}.")
         if len(request.image_urls) > self._limits.max_images:

@@ -22,6 +22,7 @@ from application.manage_datasets import (
 from domain.ids import OwnerId
 from interfaces.http.errors import error_response
 from interfaces.http.owner import current_owner
+from interfaces.http.schemas import UnicodeText
 
 router = APIRouter()
 
@@ -33,15 +34,15 @@ JSON_ESCAPE_FACTOR = 6
 class DatasetBody(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    name: str = Field(min_length=1, max_length=200, description="What the dataset holds.")
+    name: UnicodeText = Field(min_length=1, max_length=200, description="What the dataset holds.")
 
 
 class DocumentBody(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    name: str = Field(min_length=1, max_length=255, description="The document's name, e.g. handbook.md.")
-    text: str = Field(description="The document's text (plain text or Markdown).")
-    media_type: str | None = Field(None, description="text/plain or text/markdown; else from the name.")
+    name: UnicodeText = Field(min_length=1, max_length=255, description="The document's name, e.g. handbook.md.")
+    text: UnicodeText = Field(description="The document's text (plain text or Markdown).")
+    media_type: UnicodeText | None = Field(None, description="text/plain or text/markdown; else from the name.")
 
 
 class _TooLarge(Exception):

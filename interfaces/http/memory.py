@@ -15,6 +15,7 @@ from domain.ids import ConversationId, OwnerId
 from domain.memory_archive import ArchiveEntry
 from domain.memory_entities import MAX_ENTITY_TYPE, MAX_ENTITY_VALUE, Entity
 from interfaces.http.owner import current_owner
+from interfaces.http.schemas import UnicodeText
 
 router = APIRouter()
 
@@ -24,7 +25,7 @@ EntityType = Annotated[str, Path(min_length=1, max_length=MAX_ENTITY_TYPE, descr
 class EntityBody(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    value: str = Field(min_length=1, max_length=MAX_ENTITY_VALUE, description="The entity's new value.")
+    value: UnicodeText = Field(min_length=1, max_length=MAX_ENTITY_VALUE, description="The entity's new value.")
     confidence: float = Field(1.0, ge=0.0, le=1.0, description="Below the threshold it never reaches the prompt.")
 
 

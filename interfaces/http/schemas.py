@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from application.aggregate_turn import TurnResult
 from application.turn import TurnHandle
@@ -12,13 +12,27 @@ from domain.conversation import Message, MessageAgentThought
 from domain.thoughts import AgentThought
 
 
+def _unicode_text(value: str) -> str:
+    # JSON may escape half of a surrogate pair ("\ud83d") on its own: Python takes it, but no
+    # database, log or stream can encode it, so it is refused here rather than failing later.
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as bad:
+        raise ValueError(f"not valid Unicode text (half a surrogate pair at position {bad.start})") from None
+    return value
+
+
+# Free text from a request body: any string that can be stored and sent on.
+UnicodeText = Annotated[str, AfterValidator(_unicode_text)]
+
+
 class ChatBody(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    query: str = Field(description="The user's message.")
-    conversation_id: str | None = Field(None, min_length=1, max_length=64)
+    query: UnicodeText = Field(description="The user's message.")
+    conversation_id: UnicodeText | None = Field(None, min_length=1, max_length=64)
     stream: bool = Field(False, description="true: text/event-stream; false: one JSON answer.")
-    image_urls: list[str] = Field(default_factory=list, max_length=8)
+    image_urls: list[UnicodeText] = Field(default_factory=list, max_length=8)
 
 
 class ErrorBody(BaseModel):

@@ -132,6 +132,18 @@ def test_a_body_that_is_not_json_gets_a_json_error(client: httpx.Client, db_path
     assert count_rows(db_path) == before
 
 
+def test_half_a_surrogate_pair_in_the_query_gets_a_json_error_and_writes_nothing(
+    client: httpx.Client, db_path: Path
+) -> None:
+    before = count_rows(db_path)
+    for stream in ("false", "true"):  # JSON may escape half a pair on its own; no database can store it
+        body = b'{"query": "half an emoji \\ud83d", "stream": ' + stream.encode() + b"}"
+        response = client.post("/api/chat", content=body, headers={"content-type": "application/json"})
+        assert (response.status_code, response.json()["code"]) == (422, "invalid_request")
+        assert "not valid Unicode text" in response.json()["message"]
+    assert count_rows(db_path) == before
+
+
 def test_unknown_ids_are_not_found(client: httpx.Client) -> None:
     for url in ("/api/conversations/nope/messages", "/api/messages/nope/thoughts"):
         response = client.get(url)

@@ -102,6 +102,8 @@ def dataset_id(setup: tuple[Path, str, dict[str, str], dict[str, str]]) -> str:
             (http.post(documents, headers=alice, files={"file": ("empty.txt", b"  \n", "text/plain")}),
              422, "invalid_input"),
             (http.post(documents, headers=alice, json={"name": "x.txt"}), 422, "invalid_request"),
+            (http.post(documents, headers={**alice, "content-type": "application/json"},
+                       content=b'{"name": "x.txt", "text": "half an emoji \\ud83d"}'), 400, "invalid_json"),
             (http.post(documents, headers=bob, json={"name": "x.txt", "text": "mine now"}), 404, "not_found"),
             (http.get(f"/api/datasets/{dataset['id']}", headers=bob), 404, "not_found"),
             (http.get("/api/datasets/no-such-dataset", headers=alice), 404, "not_found"),

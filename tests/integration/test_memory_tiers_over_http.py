@@ -199,6 +199,10 @@ def test_the_tiers_work_through_the_service_and_the_memory_api(backend: Backend,
             someone_elses_memory_is_404(client, conversation, backend.bob)
         bad = {"value": "x", "confidence": 2}
         assert client.put(f"/api/conversations/{conversation}/memory/entities/city", json=bad).status_code == 422
+        half_a_pair = b'{"value": "half an emoji \\ud83d"}'  # JSON may escape it alone; no store can hold it
+        refused = client.put(f"/api/conversations/{conversation}/memory/entities/city", content=half_a_pair,
+                             headers={"content-type": "application/json"})
+        assert (refused.status_code, refused.json()["code"]) == (422, "invalid_request")
 
         # Delete one entity, then forget everything but the record.
         assert client.delete(f"/api/conversations/{conversation}/memory/entities/name").status_code == 204
