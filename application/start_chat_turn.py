@@ -11,6 +11,7 @@ from application.ports.message_store import MessageStore
 from application.ports.runtime import Clock, IdGenerator, TaskSpawner
 from application.ports.task_control import TaskControl, TaskInfo
 from application.run_chat_turn import RunChatTurn
+from application.text_check import text_problem
 from application.turn import ChatRequest, Turn, TurnHandle
 from domain.conversation import Conversation, Message, MessageStatus, TurnOutcome
 from domain.ids import ConversationId, MessageId, TaskId
@@ -79,10 +80,10 @@ class StartChatTurn:
     def _validate(self, request: ChatRequest) -> None:
         if not request.query.strip():
             raise InvalidInput("The query is empty.")
-        try:
-            size = len(request.query.encode("utf-8"))
-        except UnicodeEncodeError as garbled:  # half a surrogate pair, e.g. "\ud83d" alone in JSON
-            raise InvalidInput(f"The query is not valid Unicode text (position {garbled.start}).") from None
+        problem = text_problem(request.query)
+        if problem:
+            raise InvalidInput(f"The query: {problem}.")
+        size = len(request.query.encode("utf-8"))
         if size > self._limits.max_query_bytes:
             raise InvalidInput(f"The query is {size} bytes; the limit is {self._limits.max_query_bytes}.")
         if len(request.image_urls) > self._limits.max_images:

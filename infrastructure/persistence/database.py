@@ -21,7 +21,7 @@ from infrastructure.persistence.errors import (
     DatabaseNotMigrated,
     safe_url,
     startup_failure_message,
-    store_unavailable,
+    store_error,
 )
 from infrastructure.persistence.migrate import alembic_config, script_directory
 from infrastructure.persistence.rows import Base
@@ -84,12 +84,13 @@ class Database:
     @asynccontextmanager
     async def transaction(self, operation: str) -> AsyncIterator[AsyncSession]:
         """One transaction (a unit of work), committed on success; a database failure is raised
-        as `StoreUnavailable` naming `operation`, without the password."""
+        as `StoreUnavailable` naming `operation`, without the password (`InvalidInput` when the
+        database refused a value)."""
         try:
             async with self.sessions.begin() as session:
                 yield session
         except DATABASE_ERRORS as exc:
-            raise store_unavailable(operation, exc, self.password) from exc
+            raise store_error(operation, exc, self.password) from exc
 
     async def start(self) -> None:
         """Connect once and make sure the schema is there: created for SQLite, checked for others.

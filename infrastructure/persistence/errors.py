@@ -11,7 +11,7 @@ import sqlite3
 import sqlalchemy.exc
 from sqlalchemy.engine import URL, make_url
 
-from application.errors import StoreUnavailable
+from application.errors import ApplicationError, InvalidInput, StoreUnavailable
 
 URL_SETTING = "MEMAGENT_DATABASE__URL"
 MIGRATE_HINT = "database is not migrated: run `memagent migrate`"
@@ -20,8 +20,12 @@ try:  # asyncpg is a declared dependency, but an SQLite-only install should stil
     import asyncpg
 
     _DRIVER_ERRORS: tuple[type[BaseException], ...] = (asyncpg.PostgresError, asyncpg.InterfaceError)
+    # SQLSTATE class 22, "data exception": a value the database refuses (a NUL in text, a number
+    # out of range), which is bad input, not a database that failed.
+    _BAD_VALUE_ERRORS: tuple[type[BaseException], ...] = (asyncpg.exceptions.DataError, sqlalchemy.exc.DataError)
 except ImportError:  # pragma: no cover
     _DRIVER_ERRORS = ()
+    _BAD_VALUE_ERRORS = (sqlalchemy.exc.DataError,)
 
 # Everything a database call can raise that means "the store failed", as opposed to a bug in our code.
 DATABASE_ERRORS: tuple[type[BaseException], ...] = (
@@ -62,6 +66,25 @@ def reason(exc: BaseException, password: str | None = None) -> str:
 
 def store_unavailable(operation: str, exc: BaseException, password: str | None = None) -> StoreUnavailable:
     return StoreUnavailable(f"The database failed during {operation}: {reason(exc, password)}")
+
+
+def store_error(operation: str, exc: BaseException, password: str | None = None) -> ApplicationError:
+    """`InvalidInput` for a value the database refused, else `StoreUnavailable`."""
+    if _refused_a_value(exc):
+        return InvalidInput(f"The database refused a value during {operation}: {reason(exc, password)}")
+    return store_unavailable(operation, exc, password)
+
+
+def _refused_a_value(exc: BaseException) -> bool:
+    seen: BaseException | None = exc
+    for _ in range(4):  # SQLAlchemy's error, its DBAPI adapter's, the driver's
+        if seen is None:
+            return False
+        if isinstance(seen, _BAD_VALUE_ERRORS):
+            return True
+        orig = seen.orig if isinstance(seen, sqlalchemy.exc.DBAPIError) else None
+        seen = orig if isinstance(orig, BaseException) else seen.__cause__
+    return False
 
 
 def startup_failure_message(url: str | URL, exc: BaseException) -> str:

@@ -7,18 +7,19 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from application.aggregate_turn import TurnResult
+from application.text_check import text_problem
 from application.turn import TurnHandle
 from domain.conversation import Message, MessageAgentThought
 from domain.thoughts import AgentThought
 
 
 def _unicode_text(value: str) -> str:
-    # JSON may escape half of a surrogate pair ("\ud83d") on its own: Python takes it, but no
-    # database, log or stream can encode it, so it is refused here rather than failing later.
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as bad:
-        raise ValueError(f"not valid Unicode text (half a surrogate pair at position {bad.start})") from None
+    # JSON may escape half of a surrogate pair ("\ud83d") on its own, or a NUL ("\u0000"): Python
+    # takes both, but no database, log or stream can encode the one, and PostgreSQL refuses the
+    # other, so both are refused here rather than failing later as a database error.
+    problem = text_problem(value)
+    if problem:
+        raise ValueError(problem)
     return value
 
 

@@ -132,15 +132,19 @@ def test_a_body_that_is_not_json_gets_a_json_error(client: httpx.Client, db_path
     assert count_rows(db_path) == before
 
 
-def test_half_a_surrogate_pair_in_the_query_gets_a_json_error_and_writes_nothing(
-    client: httpx.Client, db_path: Path
+@pytest.mark.parametrize(
+    ("escaped", "why"),
+    [(b"half an emoji \\ud83d", "not valid Unicode text"), (b"a NUL \\u0000 inside", "NUL character")],
+)
+def test_text_no_store_can_hold_gets_a_json_error_and_writes_nothing(
+    client: httpx.Client, db_path: Path, escaped: bytes, why: str
 ) -> None:
     before = count_rows(db_path)
-    for stream in ("false", "true"):  # JSON may escape half a pair on its own; no database can store it
-        body = b'{"query": "half an emoji \\ud83d", "stream": ' + stream.encode() + b"}"
+    for stream in (b"false", b"true"):  # JSON may escape either on its own; PostgreSQL refuses both
+        body = b'{"query": "' + escaped + b'", "stream": ' + stream + b"}"
         response = client.post("/api/chat", content=body, headers={"content-type": "application/json"})
         assert (response.status_code, response.json()["code"]) == (422, "invalid_request")
-        assert "not valid Unicode text" in response.json()["message"]
+        assert why in response.json()["message"]
     assert count_rows(db_path) == before
 
 

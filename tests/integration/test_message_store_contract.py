@@ -16,7 +16,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import insert, text
 
-from application.errors import Conflict, NotFound, StoreUnavailable
+from application.errors import Conflict, InvalidInput, NotFound, StoreUnavailable
 from domain.conversation import Conversation, Message, MessageAgentThought, MessageStatus, TurnOutcome
 from domain.ids import AppId, ConversationId, MessageId, OwnerId, TaskId, ThoughtId
 from domain.messages import Usage
@@ -364,6 +364,17 @@ def unreachable_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
         blocker.write_text("a file where the database folder should be")
         return sqlite_url(blocker / "memagent.db")
     return "postgresql+asyncpg://postgres:s3cret-pw@127.0.0.1:1/x"
+
+
+async def test_a_value_the_database_refuses_is_invalid_input_not_an_unavailable_store(
+    store: SqlAlchemyMessageStore, database: Database  # noqa: F811
+) -> None:
+    nul_id = ConversationId("nul\x00id")
+    if database.is_sqlite:  # SQLite stores a NUL in text: the id is simply unknown
+        assert await store.get_conversation(nul_id, OwnerId("alice")) is None
+        return
+    with pytest.raises(InvalidInput, match="refused a value during"):  # PostgreSQL: SQLSTATE 22021
+        await store.get_conversation(nul_id, OwnerId("alice"))
 
 
 async def test_unreachable_database_raises_store_unavailable(unreachable_url: str) -> None:

@@ -276,7 +276,7 @@ async def test_persistence_failure_at_the_end_still_ends_the_stream_with_error()
     assert h.events(handle)[-1] == "error"
 
 
-@pytest.mark.parametrize("query", ["", "   ", "x" * 1025, "half an emoji \ud83d"])
+@pytest.mark.parametrize("query", ["", "   ", "x" * 1025, "half an emoji \ud83d", "a NUL \x00 inside"])
 async def test_bad_queries_are_refused_and_nothing_is_written(query: str) -> None:
     h = Harness(ScriptedModel([HELLO]))
     with pytest.raises(InvalidInput):
