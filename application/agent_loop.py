@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from application.ports.chat_model import ChatModel
@@ -17,6 +17,7 @@ from domain.agent import AgentMode
 from domain.ids import ThoughtId
 from domain.messages import Block, Msg, Role, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 from domain.react import parse_react_output, react_instructions
+from domain.text import storable, storable_value
 from domain.thoughts import ThoughtEvent
 from domain.tools import ToolCall, ToolResult, ToolSpec
 
@@ -118,11 +119,12 @@ class AgentLoop:
         async with aclosing(self._model.stream(messages, offered)) as stream:
             async for chunk in stream:
                 if chunk.text:
-                    parts.append(chunk.text)
+                    delta = storable(chunk.text)
+                    parts.append(delta)
                     if stream_text:
                         self.state.answer = "".join(parts)
-                        await self._events.publish(ThoughtEvent.AGENT_MESSAGE, thought_id, answer=chunk.text)
-                calls.extend(chunk.tool_calls)
+                        await self._events.publish(ThoughtEvent.AGENT_MESSAGE, thought_id, answer=delta)
+                calls.extend(_storable_call(call) for call in chunk.tool_calls)
                 usage = chunk.usage or usage
         text = "".join(parts)
         usage = usage or Usage(self._tokenizer.count(prompt), self._tokenizer.count(text))
@@ -133,7 +135,7 @@ class AgentLoop:
         parsed = parse_react_output(reply.text, call_id=self._ids.new_id())
         if parsed.call is None:
             return reply
-        reply.text, reply.calls = parsed.thought, [parsed.call]
+        reply.text, reply.calls = parsed.thought, [_storable_call(parsed.call)]
         return reply
 
     async def _answer(self, reply: StepReply, streamed: bool) -> None:
@@ -156,7 +158,7 @@ class AgentLoop:
             thought=reply.text, tool=tool_names, tool_input=tool_input,
         )
         started = self._events.elapsed
-        results = await self._executor.run_all(reply.calls)
+        results = [replace(r, output=storable(r.output)) for r in await self._executor.run_all(reply.calls)]
         took = self._events.elapsed - started
         observation = json.dumps(_keyed(reply.calls, [r.output for r in results]), ensure_ascii=False)
         self._events.record_step(
@@ -196,3 +198,8 @@ class AgentLoop:
 
     def _msg(self, role: Role, blocks: tuple[Block, ...]) -> Msg:
         return Msg(self._ids.new_id(), role.value, role, blocks, self._events.now())
+
+
+def _storable_call(call: ToolCall) -> ToolCall:
+    """The call as the model made it, with text no store could hold replaced (see domain.text)."""
+    return ToolCall(call.id, storable(call.name), storable_value(call.arguments))

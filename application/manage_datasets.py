@@ -19,6 +19,7 @@ from application.ports.runtime import Clock, IdGenerator
 from domain.errors import DomainError
 from domain.ids import OwnerId
 from domain.knowledge import Chunk, Dataset, split_into_chunks
+from domain.text import text_problem
 
 PLAIN = "text/plain"
 MARKDOWN = "text/markdown"
@@ -88,6 +89,9 @@ def document_name(name: str) -> str:
     base = posixpath.basename(name.replace("\\", "/")).strip()
     if not base or len(base) > MAX_NAME:
         raise InvalidInput(f"A document needs a name of 1 to {MAX_NAME} characters.")
+    problem = text_problem(base)
+    if problem:
+        raise InvalidInput(f"The document's name: {problem}.")
     return base
 
 

@@ -23,7 +23,7 @@ from application.turn_events import TurnEvents
 from application.turn_tools import Retrieval, TurnTools
 from application.turn_watch import StopReason, StopRequested, TurnWatch, WatchTimes
 from domain.agent import choose_mode
-from domain.conversation import Message, MessageStatus, TurnOutcome
+from domain.conversation import Message, MessageAgentThought, MessageStatus, TurnOutcome
 from domain.prompt import assemble_prompt
 from domain.thoughts import ThoughtEvent
 from domain.tools import RetryPolicy
@@ -164,6 +164,18 @@ class RunChatTurn:
             log.warning("turn %s: saved, but the memory window was not updated: %s", turn.message.task_id,
                         failure.message)
 
+    async def _save(self, finished: Message, steps: list[MessageAgentThought]) -> str:
+        """Stores the outcome; why it could not be stored, or "" (never raises)."""
+        try:
+            await self._store.finish_message(finished, steps)
+        except ApplicationError as failure:
+            log.error("turn %s: could not save its outcome: %s", finished.task_id, failure.message)
+            return failure.message
+        except Exception:  # whatever went wrong, the turn must still end with an event and a status
+            log.exception("turn %s: could not save its outcome", finished.task_id)
+            return "An internal error kept the turn's outcome from being saved."
+        return ""
+
     async def _finish(
         self, turn: Turn, events: TurnEvents, state: LoopState, status: MessageStatus, error: str
     ) -> None:
@@ -172,13 +184,13 @@ class RunChatTurn:
             answer = turn.config.output_review.preset_response
         outcome = TurnOutcome(answer, status, state.usage, round(events.elapsed, 6), state.prompt, error)
         finished = turn.message.finish(outcome, self._clock.now())
-        saved = False
-        try:
-            await self._store.finish_message(finished, events.steps)
-            saved = True
-        except ApplicationError as failure:
-            log.error("turn %s: could not save its outcome: %s", turn.message.task_id, failure.message)
-            status, error = MessageStatus.ERROR, failure.message
+        failure = await self._save(finished, events.steps)
+        saved = not failure
+        if failure:
+            status, error = MessageStatus.ERROR, failure
+            # Saved as a bare error, the turn no longer holds its conversation until the sweep.
+            bare = TurnOutcome("", status, state.usage, round(events.elapsed, 6), error=error)
+            await self._save(turn.message.finish(bare, self._clock.now()), [])
         if saved:
             await self._remember(turn, finished)
         if saved and self._upkeep is not None:

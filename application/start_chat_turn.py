@@ -11,11 +11,11 @@ from application.ports.message_store import MessageStore
 from application.ports.runtime import Clock, IdGenerator, TaskSpawner
 from application.ports.task_control import TaskControl, TaskInfo
 from application.run_chat_turn import RunChatTurn
-from application.text_check import text_problem
 from application.turn import ChatRequest, Turn, TurnHandle
 from domain.conversation import Conversation, Message, MessageStatus, TurnOutcome
 from domain.ids import ConversationId, MessageId, TaskId
 from domain.messages import Usage
+from domain.text import text_problem
 
 
 @dataclass(frozen=True, slots=True)

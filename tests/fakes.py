@@ -60,6 +60,7 @@ class FakeMessageStore:
         self.messages: dict[str, Message] = {}
         self.steps: dict[str, list[MessageAgentThought]] = {}
         self.fail_finish = False
+        self.refuse_full_outcome: BaseException | None = None  # raised for an outcome with an answer or steps
 
     async def get_conversation(self, conversation_id: ConversationId, owner: OwnerId) -> Conversation | None:
         found = self.conversations.get(conversation_id)
@@ -79,6 +80,8 @@ class FakeMessageStore:
     async def finish_message(self, message: Message, steps: Sequence[MessageAgentThought]) -> None:
         if self.fail_finish:
             raise StoreUnavailable("The database is unavailable.")
+        if self.refuse_full_outcome is not None and (steps or message.answer):
+            raise self.refuse_full_outcome
         current = self.messages.get(message.id)
         if current is None or current.status is not MessageStatus.RUNNING:
             raise NotFound(f"Message {message.id!r} is not running.")

@@ -74,7 +74,7 @@ class ScriptedChatModel(ChatModel):
             return None
         try:
             arguments = json.loads(match.group(2)) if match.group(2) else {}
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, or nested too deep
             arguments = {}
         return ToolCall(id=f"call_{len(messages)}", name=match.group(1), arguments=arguments)
 

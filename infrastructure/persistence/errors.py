@@ -6,6 +6,7 @@ a SQL statement (its parameters hold user data) or a stack trace: messages reach
 
 from __future__ import annotations
 
+import re
 import sqlite3
 
 import sqlalchemy.exc
@@ -37,6 +38,10 @@ DATABASE_ERRORS: tuple[type[BaseException], ...] = (
 )
 
 
+# "invalid input for query argument $3: 'the user's text' (…)" → "invalid input for query argument $3"
+_ARGUMENT_VALUE = re.compile(r"^(invalid input for query argument \$\d+).*$")
+
+
 class DatabaseNotMigrated(StoreUnavailable):
     """A PostgreSQL database whose schema is missing or behind the migrations' head."""
 
@@ -56,8 +61,10 @@ def reason(exc: BaseException, password: str | None = None) -> str:
         inner = exc.orig
     if type(inner).__module__.startswith("sqlalchemy") and isinstance(inner.__cause__, Exception):
         inner = inner.__cause__  # SQLAlchemy's async adapters re-wrap the driver's own, better-named error
-    # str(DBAPIError) appends the SQL and its parameters; the driver's error alone does not.
+    # str(DBAPIError) appends the SQL and its parameters; the driver's error alone does not, except
+    # asyncpg's refusal to encode a parameter, which quotes the value: the value is cut off.
     text = str(inner).strip().splitlines()[0] if str(inner).strip() else ""
+    text = _ARGUMENT_VALUE.sub(r"\1", text)
     if password:
         text = text.replace(password, "***")
     name = type(inner).__name__

@@ -101,7 +101,7 @@ async def create_dataset(
 @router.get("/api/datasets/{dataset_id}")
 @inject
 async def get_dataset(
-    dataset_id: str,
+    dataset_id: UnicodeText,
     owner: Annotated[OwnerId, Depends(current_owner)],
     describe: Annotated[DescribeDataset, Depends(Provide["describe_dataset"])],
 ) -> dict[str, Any]:
@@ -133,7 +133,7 @@ async def get_dataset(
 )
 @inject
 async def add_document(
-    dataset_id: str,
+    dataset_id: UnicodeText,
     request: Request,
     owner: Annotated[OwnerId, Depends(current_owner)],
     add: Annotated[AddDocument, Depends(Provide["add_document"])],

@@ -45,7 +45,8 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(HTTPException)
     async def http_error(_: Request, error: HTTPException) -> JSONResponse:
-        code = {404: "not_found", 405: "method_not_allowed"}.get(error.status_code, "http_error")
+        codes = {400: "malformed_request", 404: "not_found", 405: "method_not_allowed"}  # 400: a body it cannot parse
+        code = codes.get(error.status_code, "http_error")
         return error_response(error.status_code, code, str(error.detail))
 
     @app.exception_handler(Exception)

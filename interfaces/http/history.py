@@ -6,18 +6,21 @@ from fastapi import APIRouter, Depends, Query
 from application.read_history import MAX_PAGE, ReadHistory
 from domain.ids import ConversationId, MessageId, OwnerId
 from interfaces.http.owner import current_owner
-from interfaces.http.schemas import message_data, step_data
+from interfaces.http.schemas import UnicodeText, message_data, step_data
 
 router = APIRouter()
+
+
+MAX_OFFSET = 2**62  # every database takes it as a 64-bit integer
 
 
 @router.get("/api/conversations/{conversation_id}/messages")
 @inject
 async def list_messages(
-    conversation_id: str,
+    conversation_id: UnicodeText,
     owner: Annotated[OwnerId, Depends(current_owner)],
     history: Annotated[ReadHistory, Depends(Provide["read_history"])],
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 20,
 ) -> dict[str, Any]:
     """A page of the conversation's messages, oldest first."""
@@ -33,7 +36,7 @@ async def list_messages(
 @router.get("/api/messages/{message_id}/thoughts")
 @inject
 async def list_thoughts(
-    message_id: str,
+    message_id: UnicodeText,
     owner: Annotated[OwnerId, Depends(current_owner)],
     history: Annotated[ReadHistory, Depends(Provide["read_history"])],
 ) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from interfaces.http.schemas import UnicodeText
 
 router = APIRouter()
 
-EntityType = Annotated[str, Path(min_length=1, max_length=MAX_ENTITY_TYPE, description="e.g. date, city, name")]
+EntityType = Annotated[UnicodeText, Path(min_length=1, max_length=MAX_ENTITY_TYPE, description="e.g. date, city, name")]
 
 
 class EntityBody(BaseModel):
@@ -76,7 +76,7 @@ def memory_data(view: MemoryView) -> dict[str, Any]:
 @router.get("/api/conversations/{conversation_id}/memory")
 @inject
 async def read_memory(
-    conversation_id: str,
+    conversation_id: UnicodeText,
     owner: Annotated[OwnerId, Depends(current_owner)],
     memory: Annotated[ConversationMemory, Depends(Provide["conversation_memory"])],
 ) -> dict[str, Any]:
@@ -87,7 +87,7 @@ async def read_memory(
 @router.put("/api/conversations/{conversation_id}/memory/entities/{entity_type}")
 @inject
 async def set_entity(
-    conversation_id: str,
+    conversation_id: UnicodeText,
     entity_type: EntityType,
     body: EntityBody,
     owner: Annotated[OwnerId, Depends(current_owner)],
@@ -103,7 +103,7 @@ async def set_entity(
 @router.delete("/api/conversations/{conversation_id}/memory/entities/{entity_type}", status_code=204)
 @inject
 async def delete_entity(
-    conversation_id: str,
+    conversation_id: UnicodeText,
     entity_type: EntityType,
     owner: Annotated[OwnerId, Depends(current_owner)],
     memory: Annotated[ConversationMemory, Depends(Provide["conversation_memory"])],
@@ -116,7 +116,7 @@ async def delete_entity(
 @router.delete("/api/conversations/{conversation_id}/memory", status_code=204)
 @inject
 async def forget_memory(
-    conversation_id: str,
+    conversation_id: UnicodeText,
     owner: Annotated[OwnerId, Depends(current_owner)],
     memory: Annotated[ConversationMemory, Depends(Provide["conversation_memory"])],
 ) -> Response:

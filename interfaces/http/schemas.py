@@ -7,9 +7,9 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from application.aggregate_turn import TurnResult
-from application.text_check import text_problem
 from application.turn import TurnHandle
 from domain.conversation import Message, MessageAgentThought
+from domain.text import text_problem
 from domain.thoughts import AgentThought
 
 
@@ -31,7 +31,7 @@ class ChatBody(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     query: UnicodeText = Field(description="The user's message.")
-    conversation_id: UnicodeText | None = Field(None, min_length=1, max_length=64)
+    conversation_id: Annotated[UnicodeText, Field(min_length=1, max_length=64)] | None = None
     stream: bool = Field(False, description="true: text/event-stream; false: one JSON answer.")
     image_urls: list[UnicodeText] = Field(default_factory=list, max_length=8)
 

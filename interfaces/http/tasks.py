@@ -8,17 +8,25 @@ from application.follow_task import FollowTask
 from application.stop_task import StopTask
 from domain.ids import OwnerId, TaskId
 from interfaces.http.owner import current_owner
+from interfaces.http.schemas import UnicodeText
 from interfaces.http.sse import EventSourceResponse, sse_response
 
 router = APIRouter()
+
+
+MAX_EVENT_ID_DIGITS = 18  # below 2**63: far more events than any task has
 
 
 def _resume_point(header: str | None, query: str | None) -> int:
     raw = header if header is not None else query
     if raw is None or raw == "":
         return 0
-    if not (raw.isascii() and raw.isdigit()):
-        raise MalformedRequest(f"Last-Event-ID must be a non-negative integer, got {raw[:40]!r}.")
+    # Bounded so that every event log can take it (a Redis stream id part is 64-bit), and so that
+    # Python never converts thousands of digits.
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= MAX_EVENT_ID_DIGITS):
+        raise MalformedRequest(
+            f"Last-Event-ID must be a non-negative integer of at most {MAX_EVENT_ID_DIGITS} digits, got {raw[:40]!r}."
+        )
     return int(raw)
 
 
@@ -31,7 +39,7 @@ def _resume_point(header: str | None, query: str | None) -> int:
 )
 @inject
 async def task_events(
-    task_id: str,
+    task_id: UnicodeText,
     owner: Annotated[OwnerId, Depends(current_owner)],
     follow: Annotated[FollowTask, Depends(Provide["follow_task"])],
     last_event_id_header: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
@@ -46,7 +54,7 @@ async def task_events(
 @router.post("/api/tasks/{task_id}/stop")
 @inject
 async def stop_task(
-    task_id: str,
+    task_id: UnicodeText,
     owner: Annotated[OwnerId, Depends(current_owner)],
     stop: Annotated[StopTask, Depends(Provide["stop_task"])],
 ) -> dict[str, str]:

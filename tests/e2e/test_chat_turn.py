@@ -83,6 +83,8 @@ def test_messages_are_listed_oldest_first_in_pages(client: httpx.Client) -> None
     page2 = client.get(url, params={"limit": 2, "offset": 2}).json()
     assert [m["query"] for m in page1["data"] + page2["data"]] == ["one", "two", "three"]
     assert all(m["status"] == "normal" for m in page1["data"])
+    beyond = client.get(url, params={"offset": 2**63})  # no database takes it
+    assert (beyond.status_code, beyond.json()["code"]) == (422, "invalid_request")
 
 
 def test_a_tool_marker_makes_the_offline_model_call_current_time(client: httpx.Client) -> None:
@@ -145,6 +147,14 @@ def test_text_no_store_can_hold_gets_a_json_error_and_writes_nothing(
         response = client.post("/api/chat", content=body, headers={"content-type": "application/json"})
         assert (response.status_code, response.json()["code"]) == (422, "invalid_request")
         assert why in response.json()["message"]
+    assert count_rows(db_path) == before
+
+
+def test_a_body_nested_too_deep_to_parse_gets_a_json_error(client: httpx.Client, db_path: Path) -> None:
+    before = count_rows(db_path)
+    body = b'{"query": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    response = client.post("/api/chat", content=body, headers={"content-type": "application/json"})
+    assert (response.status_code, response.json()["code"]) == (400, "malformed_request")
     assert count_rows(db_path) == before
 
 

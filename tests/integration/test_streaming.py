@@ -209,7 +209,7 @@ def finished_task_id(scripted_service: Service) -> str:
         return str(http.post("/api/chat", json={"query": "for a task id"}).json()["task_id"])
 
 
-@pytest.mark.parametrize("bad", ["abc", "-1", "1.5", "0x10", "+3", "7a"])
+@pytest.mark.parametrize("bad", ["abc", "-1", "1.5", "0x10", "+3", "7a", "1" * 19, "9" * 5000])
 def test_a_malformed_last_event_id_is_a_400_json_error(client: httpx.Client, finished_task_id: str, bad: str) -> None:
     url = f"/api/tasks/{finished_task_id}/events"
     assert_malformed(client.get(url, headers={"Last-Event-ID": bad}))

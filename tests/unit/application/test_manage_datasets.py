@@ -75,6 +75,8 @@ async def test_another_owners_dataset_is_not_found() -> None:
         ("nul.txt", b"a\x00b", None, UnsupportedDocumentType),
         ("empty.md", b"  \n\t ", None, InvalidInput),
         ("", b"text", None, InvalidInput),
+        ("a\x00.txt", b"text", None, InvalidInput),  # a NUL in a multipart file name
+        ("half \ud83d.txt", b"text", None, InvalidInput),
     ],
 )
 async def test_a_refused_document_costs_nothing(

@@ -126,6 +126,23 @@ async def test_tool_calls_of_one_round_run_concurrently_and_are_traced() -> None
     assert [r.output for r in results] == ["done 1", "done 2"]
 
 
+async def test_model_and_tool_text_no_store_can_hold_is_kept_with_replacement_characters() -> None:
+    async def garbled(args: Mapping[str, Any]) -> str:
+        return "tool says \x00 and \udc80"
+
+    odd = ToolCall("c1", "garbled", {"nul": "a\x00b", "half": "\ud83d", "n": float("nan"), "deep": [float("inf")]})
+    model = ScriptedModel([[ModelChunk(tool_calls=(odd,))], [ModelChunk(text="ans\x00wer \ud83d")]])
+    h = Harness(model, AgentConfig(AppId("default"), tool_names=("garbled",)), tools={"garbled": garbled})
+    handle = await h.turn("go")
+    stored = h.store.messages[handle.message_id]
+    assert (stored.status, stored.answer) == (MessageStatus.NORMAL, "ans\ufffdwer \ufffd")
+    action = next(s for s in h.store.steps[handle.message_id] if s.event == "agent_action")
+    assert dict(action.tool_input) == {"nul": "a\ufffdb", "half": "\ufffd", "n": "nan", "deep": ["inf"]}
+    assert action.observation == "tool says \ufffd and \ufffd"
+    for thought in h.log.events(handle.task_id):  # every event can be sent as strict JSON, in UTF-8
+        json.dumps(thought.to_dict(), ensure_ascii=False, allow_nan=False).encode()
+
+
 async def test_after_max_tool_rounds_the_model_must_answer_without_tools() -> None:
     async def echo(args: Mapping[str, Any]) -> str:
         return "again"
@@ -274,6 +291,24 @@ async def test_persistence_failure_at_the_end_still_ends_the_stream_with_error()
     h.store.fail_finish = True
     handle = await h.turn("hi")
     assert h.events(handle)[-1] == "error"
+
+
+@pytest.mark.parametrize(
+    "refusal", [InvalidInput("The database refused a value."), UnicodeEncodeError("utf-8", "\ud83d", 0, 1, "x")]
+)
+async def test_an_outcome_the_store_refuses_is_saved_as_a_bare_error_so_the_conversation_goes_on(
+    refusal: BaseException,
+) -> None:
+    h = Harness(ScriptedModel([HELLO, HELLO]))
+    h.store.refuse_full_outcome = refusal
+    first = await h.turn("hi")
+    assert h.events(first)[-1] == "error"
+    stored = h.store.messages[first.message_id]
+    assert (stored.status, stored.answer) == (MessageStatus.ERROR, "")
+    assert stored.error
+    h.store.refuse_full_outcome = None
+    second = await h.turn("again", first.conversation_id)  # not refused as a turn still running
+    assert h.events(second)[-1] == "agent_end"
 
 
 @pytest.mark.parametrize("query", ["", "   ", "x" * 1025, "half an emoji \ud83d", "a NUL \x00 inside"])

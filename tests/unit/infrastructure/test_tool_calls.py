@@ -45,6 +45,8 @@ def test_arguments_parse_to_an_object(raw: str, parsed: dict[str, object]) -> No
     assert parse_arguments(raw) == parsed
 
 
-@pytest.mark.parametrize("raw", ['{"a": ', "not json", "[1, 2]", '"text"', "null"])
+@pytest.mark.parametrize(
+    "raw", ['{"a": ', "not json", "[1, 2]", '"text"', "null", '{"a": NaN}', '{"a": -Infinity}', '{"a":' * 5000]
+)
 def test_arguments_that_are_not_a_json_object_keep_the_raw_text(raw: str) -> None:
     assert parse_arguments(raw) == {INVALID_ARGUMENTS_KEY: raw}

@@ -1,0 +1,20 @@
+from __future__ import annotations
+
+import asyncpg
+
+from application.errors import InvalidInput, StoreUnavailable
+from infrastructure.persistence.errors import reason, store_error
+
+
+def test_a_refused_parameter_is_named_without_its_value() -> None:
+    refused = asyncpg.exceptions.DataError(
+        "invalid input for query argument $4: '[{\"role\": \"system\", \"content\": \"the user's words' (too long)"
+    )
+    assert reason(refused) == "DataError: invalid input for query argument $4"
+
+
+def test_a_value_the_server_refuses_is_invalid_input_and_a_failing_server_is_unavailable() -> None:
+    nul = asyncpg.exceptions.CharacterNotInRepertoireError('invalid byte sequence for encoding "UTF8": 0x00')
+    down = ConnectionRefusedError(111, "Connection refused")
+    assert isinstance(store_error("get_conversation", nul), InvalidInput)
+    assert isinstance(store_error("get_conversation", down), StoreUnavailable)
