@@ -1,7 +1,12 @@
-"""Errors that use cases raise and adapters translate vendor exceptions into.
+"""Every error of the application layer: what use cases raise and adapters translate vendor
+exceptions into.
 
-Each carries a stable `code` for API clients and a readable `message`.
+Each `ApplicationError` carries a stable `code` for API clients and a readable `message`; the
+HTTP edge maps each class to its status in one table (interfaces/http/errors.py).
+`ToolCallFailed` is not shown to clients: the tool failure policy turns it into text for the model.
 """
+
+from domain.tools import ToolFailure
 
 
 class ApplicationError(Exception):
@@ -14,6 +19,18 @@ class ApplicationError(Exception):
 
 class InvalidInput(ApplicationError):
     code = "invalid_input"
+
+
+class PayloadTooLarge(InvalidInput):
+    """A body or document over its size limit."""
+
+    code = "payload_too_large"
+
+
+class UnsupportedMediaType(InvalidInput):
+    """A document of a type that is not accepted."""
+
+    code = "unsupported_media_type"
 
 
 class MalformedRequest(ApplicationError):
@@ -48,8 +65,15 @@ class MemoryUnavailable(ApplicationError):
     code = "memory_unavailable"
 
 
-class EventLogUnavailable(ApplicationError):
-    """The event log or task control (e.g. Redis) could not be used."""
+class UpkeepBusy(MemoryUnavailable):
+    """Another worker held a conversation's upkeep lock for longer than we would wait."""
+
+    code = "memory_busy"
+
+
+class EventStoreUnavailable(ApplicationError):
+    """The event store could not be used: a turn's event log, its task record (owner, stop flag) or
+    its presence beats. One backend holds all three (in-process or Redis)."""
 
     code = "event_log_unavailable"
 
@@ -58,3 +82,12 @@ class Unauthorized(ApplicationError):
     """The request carries no valid API key. The message never repeats the key sent."""
 
     code = "unauthorized"
+
+
+class ToolCallFailed(Exception):
+    """Raised by a ToolBox when a call fails in a way the tool failure policy knows."""
+
+    def __init__(self, failure: ToolFailure, detail: str) -> None:
+        super().__init__(detail)
+        self.failure = failure
+        self.detail = detail

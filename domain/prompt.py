@@ -24,7 +24,7 @@ ENTITIES_HEADER = "Known facts about the user (their latest values, which overri
 
 
 @dataclass(frozen=True, slots=True)
-class RecalledMemory:
+class PromptMemory:
     """What long-term and entity memory contribute to one turn's system prompt."""
 
     summary: str = ""
@@ -32,7 +32,7 @@ class RecalledMemory:
     entities: tuple[Entity, ...] = ()
 
 
-def system_text(config: AgentConfig, memory: RecalledMemory) -> str:
+def system_text(config: AgentConfig, memory: PromptMemory) -> str:
     parts = [PLATFORM_RULES, config.preset_prompt.strip()]
     if memory.summary.strip():
         parts.append(f"{SUMMARY_HEADER}\n" + memory.summary.strip())
@@ -45,7 +45,7 @@ def system_text(config: AgentConfig, memory: RecalledMemory) -> str:
 
 def assemble_prompt(
     config: AgentConfig,
-    memory: RecalledMemory,
+    memory: PromptMemory,
     history: Sequence[Msg],
     query: str,
     image_urls: Sequence[str],

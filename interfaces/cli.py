@@ -160,7 +160,7 @@ def _keys(settings: Settings, args: argparse.Namespace) -> int:
 
 def _mcp(settings: Settings, owner: str | None) -> int:
     """stdout carries the protocol: everything else, logs included, goes to stderr."""
-    from application.authenticate import LOCAL_OWNER
+    from application.accounts.authenticate import LOCAL_OWNER
     from domain.accounts import check_owner
     from domain.errors import DomainError
     from interfaces.mcp_server import serve_stdio

@@ -8,22 +8,27 @@ from __future__ import annotations
 
 from dependency_injector import containers, providers
 
-from application.authenticate import Authenticate
-from application.cached_embedder import CachedEmbedder
-from application.conversation_memory import ConversationMemory
-from application.create_api_key import CreateApiKey, ListApiKeys, RevokeApiKey
-from application.follow_task import FollowTask, FollowTimes
-from application.manage_datasets import AddDocument, CreateDataset, DescribeDataset, DocumentLimits
-from application.memory_queries import MemoryQueries
-from application.memory_upkeep import MemoryUpkeep
-from application.read_history import ReadHistory
-from application.recall_memory import MemoryRecall, ShortTermMemory
-from application.run_chat_turn import RunChatTurn, TurnLimits
-from application.start_chat_turn import InputLimits, StartChatTurn
-from application.stop_task import StopTask
-from application.sweep_stale_turns import SweepStaleTurns
-from application.turn_tools import Retrieval
-from application.turn_watch import WatchTimes
+from application.accounts.authenticate import Authenticate
+from application.accounts.create_api_key import CreateApiKey
+from application.accounts.list_api_keys import ListApiKeys
+from application.accounts.revoke_api_key import RevokeApiKey
+from application.chat_turn.run_chat_turn import RunChatTurn, TurnLimits
+from application.chat_turn.start_chat_turn import InputLimits, StartChatTurn
+from application.chat_turn.turn_watch import WatchTimes
+from application.conversations.read_history import ReadHistory
+from application.knowledge.add_document import AddDocument
+from application.knowledge.create_dataset import CreateDataset
+from application.knowledge.describe_dataset import DescribeDataset
+from application.knowledge.documents import DocumentLimits
+from application.knowledge.retrieval import Retrieval
+from application.memory.cached_embedder import CachedEmbedder
+from application.memory.conversation_memory import ConversationMemory
+from application.memory.memory_queries import MemoryQueries
+from application.memory.memory_upkeep import MemoryUpkeep
+from application.memory.recall_memory import MemoryRecall, ShortTermMemory
+from application.tasks.follow_task import FollowTask, FollowTimes
+from application.tasks.stop_task import StopTask
+from application.tasks.sweep_stale_turns import SweepStaleTurns
 from domain.agent import AgentConfig
 from domain.ids import AppId
 from domain.memory import MemoryPolicy

@@ -26,9 +26,9 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from application.aggregate_turn import aggregate
+from application.chat_turn.aggregate_turn import aggregate
+from application.chat_turn.turn import ChatRequest
 from application.errors import ApplicationError, Unauthorized
-from application.turn import ChatRequest
 from domain.conversation import Message
 from domain.ids import ConversationId, OwnerId
 from interfaces.container import Container

@@ -7,7 +7,14 @@ from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from application.errors import Conflict, EventLogUnavailable, MemoryUnavailable, ModelError, NotFound, StoreUnavailable
+from application.errors import (
+    Conflict,
+    EventStoreUnavailable,
+    MemoryUnavailable,
+    ModelError,
+    NotFound,
+    StoreUnavailable,
+)
 from application.ports.chat_model import ModelChunk
 from application.ports.event_log import LoggedEvent
 from application.ports.task_control import TaskInfo
@@ -259,7 +266,7 @@ class FakeEntityExtractor:
 
 
 class FakeEventLog:
-    """`failures`: how many of the next appends fail with EventLogUnavailable (storing nothing)."""
+    """`failures`: how many of the next appends fail with EventStoreUnavailable (storing nothing)."""
 
     def __init__(self) -> None:
         self.logs: dict[str, list[LoggedEvent]] = {}
@@ -278,7 +285,7 @@ class FakeEventLog:
         self.appends += 1
         if self.failures:
             self.failures -= 1
-            raise EventLogUnavailable("The event log is unavailable.")
+            raise EventStoreUnavailable("The event log is unavailable.")
         log = self.logs.setdefault(task_id, [])
         for thought in thoughts:
             log.append(LoggedEvent(len(log) + 1, thought))

@@ -17,7 +17,7 @@ class LoggedEvent:
 class EventLog(Protocol):
     """Per-task, append-only, replayable event logs.
 
-    Raises `EventLogUnavailable` when the backend fails.
+    Raises `EventStoreUnavailable` when the backend fails.
     """
 
     async def open(self, task_id: TaskId) -> None:

@@ -9,18 +9,11 @@ from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Protocol
 
-from application.errors import MemoryUnavailable
 from domain.ids import ConversationId
 from domain.memory_archive import ArchiveEntry
 from domain.memory_entities import Entity, EntitySheet
 from domain.memory_summary import UpkeepState
 from domain.messages import Msg
-
-
-class UpkeepBusy(MemoryUnavailable):
-    """Another worker held a conversation's upkeep lock for longer than we would wait."""
-
-    code = "memory_busy"
 
 
 class MemoryStore(Protocol):

@@ -15,7 +15,7 @@ class TaskInfo:
 class TaskControl(Protocol):
     """Who owns a running task, and whether someone asked it to stop.
 
-    Raises `EventLogUnavailable` when the backend fails.
+    Raises `EventStoreUnavailable` when the backend fails.
     """
 
     async def register(self, info: TaskInfo, ttl: float) -> None: ...

@@ -7,7 +7,7 @@ class TaskPresence(Protocol):
     """Who is still there for a running turn: the worker running it, and a client following it.
 
     Both are leases that lapse unless renewed; any server process can read them.
-    Raises `EventLogUnavailable` when the backend fails.
+    Raises `EventStoreUnavailable` when the backend fails.
     """
 
     async def worker_beat(self, task_id: TaskId, ttl: float) -> None:

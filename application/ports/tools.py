@@ -1,16 +1,7 @@
 from collections.abc import Sequence
 from typing import Protocol
 
-from domain.tools import ToolCall, ToolFailure, ToolSpec
-
-
-class ToolCallFailed(Exception):
-    """Raised by a ToolBox when a call fails in a way the failure policy knows."""
-
-    def __init__(self, failure: ToolFailure, detail: str) -> None:
-        super().__init__(detail)
-        self.failure = failure
-        self.detail = detail
+from domain.tools import ToolCall, ToolSpec
 
 
 class ToolBox(Protocol):
@@ -22,4 +13,12 @@ class ToolBox(Protocol):
 
     async def invoke(self, call: ToolCall) -> str:
         """Run a call and return its output; raise `ToolCallFailed` on a known failure."""
+        ...
+
+
+class Invokes(Protocol):
+    """Runs one tool call; what the tool executor needs of the tools of a turn."""
+
+    async def invoke(self, call: ToolCall) -> str:
+        """The call's output; raise `ToolCallFailed` on a known failure."""
         ...

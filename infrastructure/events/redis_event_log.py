@@ -7,7 +7,7 @@ from typing import Any
 
 from redis.commands.core import AsyncScript
 
-from application.errors import EventLogUnavailable
+from application.errors import EventStoreUnavailable
 from application.ports.event_log import EventLog, LoggedEvent
 from domain.errors import DomainError
 from domain.ids import TaskId
@@ -72,7 +72,7 @@ class RedisEventLog(EventLog):
     allocated from the counter ``{prefix}events:T:seq``; the event id is the sequence
     part, so ``read(after=n)`` is ``XREAD BLOCK wait STREAMS key 0-n``. Each entry holds
     the AgentThought as JSON. Streams are trimmed to about `max_len` entries (default
-    10 000). Redis failures raise `EventLogUnavailable`.
+    10 000). Redis failures raise `EventStoreUnavailable`.
 
     Appends of all tasks share round trips (`GroupCommit`, after a 2 ms linger): a round trip
     that fails fails the appends of every turn in it, and a slow one holds back the next batch,
@@ -124,7 +124,7 @@ class RedisEventLog(EventLog):
                 payloads = [json.dumps(t.to_dict(), ensure_ascii=False).encode() for t in thoughts]
             except (TypeError, ValueError) as failure:
                 self._local.forget(task_id)
-                results.append(EventLogUnavailable(f"An event of task {task_id} cannot be stored: {failure}"))
+                results.append(EventStoreUnavailable(f"An event of task {task_id} cannot be stored: {failure}"))
                 continue
             sent.append((len(results), task_id, thoughts))
             results.append(0)
@@ -139,7 +139,7 @@ class RedisEventLog(EventLog):
     async def _run_script(self, keys: list[str], args: list[Any], tasks: list[TaskId]) -> list[Any]:
         where = f"task {tasks[0]}" if len(tasks) == 1 else f"{len(tasks)} tasks"
         try:
-            with self._client.translate(EventLogUnavailable, f"appending to {where}"):
+            with self._client.translate(EventStoreUnavailable, f"appending to {where}"):
                 replies: list[Any] = await self._script()(keys=keys, args=args)
         except BaseException:
             # Redis may hold the events though the reply was lost: local followers must read it from now on.
@@ -153,7 +153,7 @@ class RedisEventLog(EventLog):
             self._local.appended(task_id, reply, thoughts)
             return reply
         self._local.forget(task_id)
-        return EventLogUnavailable(f"Redis at {self._client.safe_url} refused an event of task {task_id}: {reply}")
+        return EventStoreUnavailable(f"Redis at {self._client.safe_url} refused an event of task {task_id}: {reply}")
 
     async def read(self, task_id: TaskId, after: int, wait: float) -> list[LoggedEvent]:
         local = await self._local.read(task_id, after, wait)
@@ -161,7 +161,7 @@ class RedisEventLog(EventLog):
             return local
         stream, _ = self._keys(task_id)
         streams: dict[Any, Any] = {stream: f"0-{max(after, 0)}"}
-        with self._client.translate(EventLogUnavailable, f"reading task {task_id}"):
+        with self._client.translate(EventStoreUnavailable, f"reading task {task_id}"):
             if wait <= 0:
                 # No BLOCK argument at all: "BLOCK 0" would mean wait forever.
                 reply = await self._client.commands.xread(streams)
@@ -175,7 +175,7 @@ class RedisEventLog(EventLog):
         linger = min(LOCAL_LINGER_S, retention)
         asyncio.get_running_loop().call_later(linger, self._local.forget, task_id)
         ttl_ms = max(1, round(retention * 1000))
-        with self._client.translate(EventLogUnavailable, f"closing task {task_id}"):
+        with self._client.translate(EventStoreUnavailable, f"closing task {task_id}"):
             async with self._client.commands.pipeline(transaction=True) as pipe:
                 for key in self._keys(task_id):
                     pipe.pexpire(key, ttl_ms)
@@ -198,4 +198,4 @@ def _decode_entry(task_id: TaskId, entry_id: str, fields: dict[str, str]) -> Log
         return LoggedEvent(int(entry_id.partition("-")[2]), thought)
     except (ValueError, TypeError, KeyError, DomainError) as exc:
         # A log entry we cannot read is a broken log, not a missing event: say so.
-        raise EventLogUnavailable(f"event {entry_id} of task {task_id} is unreadable: {exc}") from exc
+        raise EventStoreUnavailable(f"event {entry_id} of task {task_id} is unreadable: {exc}") from exc

@@ -6,7 +6,7 @@ from dataclasses import asdict
 
 from redis.commands.core import AsyncScript
 
-from application.errors import EventLogUnavailable
+from application.errors import EventStoreUnavailable
 from application.ports.task_control import TaskControl, TaskInfo
 from domain.ids import ConversationId, MessageId, OwnerId, TaskId
 from infrastructure.group_commit import GroupCommit
@@ -35,7 +35,7 @@ class RedisTaskControl(TaskControl):
 
     ``{prefix}task:{task_id}`` holds the TaskInfo as JSON for `ttl` seconds;
     ``{prefix}stop:{task_id}`` is the stop flag, kept `stop_ttl` seconds (default 600).
-    Redis failures raise `EventLogUnavailable`.
+    Redis failures raise `EventStoreUnavailable`.
     """
 
     def __init__(self, client: RedisClient, stop_ttl: float = 600.0) -> None:
@@ -56,11 +56,11 @@ class RedisTaskControl(TaskControl):
 
     async def register(self, info: TaskInfo, ttl: float) -> None:
         payload = json.dumps(asdict(info), ensure_ascii=False)
-        with self._client.translate(EventLogUnavailable, f"registering task {info.task_id}"):
+        with self._client.translate(EventStoreUnavailable, f"registering task {info.task_id}"):
             await self._client.commands.set(self._task_key(info.task_id), payload, px=_ms(ttl))
 
     async def get(self, task_id: TaskId) -> TaskInfo | None:
-        with self._client.translate(EventLogUnavailable, f"reading task {task_id}"):
+        with self._client.translate(EventStoreUnavailable, f"reading task {task_id}"):
             raw = await self._client.commands.get(self._task_key(task_id))
         return None if raw is None else _decode_info(raw)
 
@@ -68,7 +68,7 @@ class RedisTaskControl(TaskControl):
         if self._stop_script is None:
             self._stop_script = self._client.commands.register_script(_REQUEST_STOP)
         keys = [self._task_key(task_id), self._stop_key(task_id)]
-        with self._client.translate(EventLogUnavailable, f"stopping task {task_id}"):
+        with self._client.translate(EventStoreUnavailable, f"stopping task {task_id}"):
             done = await self._stop_script(keys=keys, args=[owner, self._stop_ttl_ms])
         return bool(done)
 
@@ -76,7 +76,7 @@ class RedisTaskControl(TaskControl):
         return await self._stop_checks.submit(task_id)
 
     async def _check_stops(self, task_ids: Sequence[TaskId]) -> list[bool]:
-        with self._client.translate(EventLogUnavailable, f"checking the stop flag of {_tasks(task_ids)}"):
+        with self._client.translate(EventStoreUnavailable, f"checking the stop flag of {_tasks(task_ids)}"):
             flags = await self._client.commands.mget([self._stop_key(t) for t in task_ids])
         return [flag is not None for flag in flags]
 

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from application.errors import EventLogUnavailable
+from application.errors import EventStoreUnavailable
 from application.ports.task_presence import TaskPresence
 from domain.ids import TaskId
 from infrastructure.redis_client import RedisClient
@@ -33,9 +33,9 @@ class RedisTaskPresence(TaskPresence):
         return await self._exists("client", task_id)
 
     async def _set(self, kind: str, task_id: TaskId, ttl: float) -> None:
-        with self._client.translate(EventLogUnavailable, f"renewing the {kind} lease of task {task_id}"):
+        with self._client.translate(EventStoreUnavailable, f"renewing the {kind} lease of task {task_id}"):
             await self._client.commands.set(self._client.key(kind, task_id), "1", px=_ms(ttl))
 
     async def _exists(self, kind: str, task_id: TaskId) -> bool:
-        with self._client.translate(EventLogUnavailable, f"reading the {kind} lease of task {task_id}"):
+        with self._client.translate(EventStoreUnavailable, f"reading the {kind} lease of task {task_id}"):
             return bool(await self._client.commands.exists(self._client.key(kind, task_id)))

@@ -13,7 +13,8 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import replace
 
-from application.ports.memory_store import EmbeddingCache, EntityMemory, MemoryStore, UpkeepBusy, UpkeepLedger
+from application.errors import UpkeepBusy
+from application.ports.memory_store import EmbeddingCache, EntityMemory, MemoryStore, UpkeepLedger
 from domain.ids import ConversationId
 from domain.memory import window_turn_ids
 from domain.memory_archive import ArchiveEntry

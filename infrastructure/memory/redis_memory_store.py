@@ -37,8 +37,8 @@ from typing import Any, TypeVar
 from redis.asyncio.client import Pipeline
 from redis.exceptions import WatchError
 
-from application.errors import MemoryUnavailable
-from application.ports.memory_store import EntityMemory, MemoryStore, UpkeepBusy, UpkeepLedger
+from application.errors import MemoryUnavailable, UpkeepBusy
+from application.ports.memory_store import EntityMemory, MemoryStore, UpkeepLedger
 from domain.errors import DomainError
 from domain.ids import ConversationId
 from domain.memory import window_turn_ids

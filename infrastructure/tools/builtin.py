@@ -9,7 +9,7 @@ import json
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from application.ports.tools import ToolCallFailed
+from application.errors import ToolCallFailed
 from domain.tools import ToolFailure
 from infrastructure.tools.calculator import CalculationError, calculate, format_number
 from infrastructure.tools.registry import BuiltinTool, ToolRegistry

@@ -15,7 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from application.ports.tools import ToolBox, ToolCallFailed
+from application.errors import ToolCallFailed
+from application.ports.tools import ToolBox
 from domain.tools import ToolCall, ToolFailure, ToolSpec
 from infrastructure.tools.mcp_client import McpServers
 from infrastructure.tools.mcp_session import McpServer, ServerState

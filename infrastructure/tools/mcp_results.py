@@ -24,7 +24,7 @@ from mcp.types import (
     TextResourceContents,
 )
 
-from application.ports.tools import ToolCallFailed
+from application.errors import ToolCallFailed
 from domain.tools import ToolFailure
 
 MAX_OUTPUT = 100_000  # characters of a tool's output kept for the model

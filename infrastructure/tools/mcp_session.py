@@ -32,8 +32,8 @@ from mcp.types import (
     Tool,
 )
 
+from application.errors import ToolCallFailed
 from application.ports.tool_servers import ToolServerStatus
-from application.ports.tools import ToolCallFailed
 from domain.tools import ToolFailure
 from infrastructure.tools.mcp_errors import Disconnected, StartFailed, describe, first_line
 from infrastructure.tools.mcp_results import tool_output

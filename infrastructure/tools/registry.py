@@ -25,7 +25,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from application.ports.tools import ToolBox, ToolCallFailed
+from application.errors import ToolCallFailed
+from application.ports.tools import ToolBox
 from domain.tools import ToolCall, ToolFailure, ToolSpec
 from infrastructure.tools.schema import SchemaViolation, docstring_parts, parameters_schema, validate, with_defaults
 

@@ -4,10 +4,10 @@ from dependency_injector.wiring import Provide, inject
 from fastapi import APIRouter, Depends
 from fastapi.responses import Response
 
-from application.aggregate_turn import aggregate
-from application.follow_task import FollowTask
-from application.start_chat_turn import StartChatTurn
-from application.turn import ChatRequest
+from application.chat_turn.aggregate_turn import aggregate
+from application.chat_turn.start_chat_turn import StartChatTurn
+from application.chat_turn.turn import ChatRequest
+from application.tasks.follow_task import FollowTask
 from domain.ids import ConversationId, OwnerId
 from interfaces.http.owner import current_owner
 from interfaces.http.schemas import ChatBody, frame_data, turn_result_data

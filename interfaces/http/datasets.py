@@ -10,15 +10,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.datastructures import UploadFile
 from starlette.types import Message
 
-from application.manage_datasets import (
-    AddDocument,
-    AddedDocument,
-    CreateDataset,
-    DatasetSummary,
-    DescribeDataset,
-    DocumentTooLarge,
-    UnsupportedDocumentType,
-)
+from application.knowledge.add_document import AddDocument
+from application.knowledge.create_dataset import CreateDataset
+from application.knowledge.describe_dataset import DescribeDataset
+from application.knowledge.documents import AddedDocument, DatasetSummary, PayloadTooLarge, UnsupportedMediaType
 from domain.ids import OwnerId
 from interfaces.http.errors import error_response
 from interfaces.http.owner import current_owner
@@ -168,8 +163,8 @@ async def add_document(
             )
     except _TooLarge:
         return error_response(413, "payload_too_large", f"The document is larger than the limit of {limit} bytes.")
-    except DocumentTooLarge as refused:
+    except PayloadTooLarge as refused:
         return error_response(413, refused.code, refused.message)
-    except UnsupportedDocumentType as refused:
+    except UnsupportedMediaType as refused:
         return error_response(415, refused.code, refused.message)
     return _document_data(document)

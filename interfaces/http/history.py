@@ -3,7 +3,7 @@ from typing import Annotated, Any
 from dependency_injector.wiring import Provide, inject
 from fastapi import APIRouter, Depends, Query
 
-from application.read_history import MAX_PAGE, ReadHistory
+from application.conversations.read_history import MAX_PAGE, ReadHistory
 from domain.ids import ConversationId, MessageId, OwnerId
 from interfaces.http.owner import current_owner
 from interfaces.http.schemas import UnicodeText, message_data, step_data

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Depends, Path
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from application.conversation_memory import ConversationMemory, MemoryView
+from application.memory.conversation_memory import ConversationMemory, MemoryView
 from domain.ids import ConversationId, OwnerId
 from domain.memory_archive import ArchiveEntry
 from domain.memory_entities import MAX_ENTITY_TYPE, MAX_ENTITY_VALUE, Entity

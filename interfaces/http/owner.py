@@ -1,7 +1,7 @@
 """Who is asking: the owner of the request's API key (`Authorization: Bearer <key>`).
 
 In single-user mode (`MEMAGENT_AUTH__REQUIRE_KEYS` false, loopback only) a request without a key
-is the local owner; see `application.authenticate`.
+is the local owner; see `application.accounts.authenticate`.
 """
 
 from typing import Annotated
@@ -10,7 +10,7 @@ from dependency_injector.wiring import Provide, inject
 from fastapi import Depends, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from application.authenticate import Authenticate
+from application.accounts.authenticate import Authenticate
 from domain.ids import OwnerId
 
 # Declares the scheme in OpenAPI (the /docs "Authorize" button); the raw header is checked below,

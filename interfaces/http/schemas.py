@@ -6,8 +6,8 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from application.aggregate_turn import TurnResult
-from application.turn import TurnHandle
+from application.chat_turn.aggregate_turn import TurnResult
+from application.chat_turn.turn import TurnHandle
 from domain.conversation import Message, MessageAgentThought
 from domain.text import text_problem
 from domain.thoughts import AgentThought

@@ -4,8 +4,8 @@ from dependency_injector.wiring import Provide, inject
 from fastapi import APIRouter, Depends, Header, Query
 
 from application.errors import MalformedRequest
-from application.follow_task import FollowTask
-from application.stop_task import StopTask
+from application.tasks.follow_task import FollowTask
+from application.tasks.stop_task import StopTask
 from domain.ids import OwnerId, TaskId
 from interfaces.http.owner import current_owner
 from interfaces.http.schemas import UnicodeText

@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from application.aggregate_turn import aggregate
-from application.turn import ChatRequest
+from application.chat_turn.aggregate_turn import aggregate
+from application.chat_turn.turn import ChatRequest
 from domain.conversation import MessageStatus
 from domain.ids import ConversationId, MessageId, OwnerId
 from domain.prompt import ARCHIVE_HEADER, ENTITIES_HEADER, PLATFORM_RULES, SUMMARY_HEADER

@@ -22,7 +22,7 @@ from typing import Any
 
 from openai import AsyncOpenAI
 
-from application.tool_executor import ToolExecutor
+from application.chat_turn.tool_executor import ToolExecutor
 from domain.messages import Role, text_msg
 from domain.tools import RetryPolicy, ToolCall, ToolSpec
 from infrastructure.models.openai_chat_model import OpenAIChatModel

@@ -29,7 +29,7 @@ from typing import Any
 
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from application.turn_tools import Retrieval
+from application.knowledge.retrieval import Retrieval
 from domain.agent import AgentConfig
 from domain.ids import AppId, OwnerId
 from domain.knowledge import Chunk, Dataset

@@ -30,10 +30,10 @@ from typing import Any
 
 import asyncpg
 
-from application.aggregate_turn import aggregate
-from application.follow_task import FollowTask
-from application.start_chat_turn import StartChatTurn
-from application.turn import ChatRequest
+from application.chat_turn.aggregate_turn import aggregate
+from application.chat_turn.start_chat_turn import StartChatTurn
+from application.chat_turn.turn import ChatRequest
+from application.tasks.follow_task import FollowTask
 from domain.conversation import Conversation, Message, MessageStatus
 from domain.ids import AppId, ConversationId, MessageId, OwnerId, TaskId
 from infrastructure.persistence.migrate import run_migrations

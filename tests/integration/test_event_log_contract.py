@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from application.errors import EventLogUnavailable
+from application.errors import EventStoreUnavailable
 from application.ports.event_log import EventLog
 from domain.ids import ConversationId, MessageId, TaskId, ThoughtId
 from domain.thoughts import AgentThought, ThoughtEvent
@@ -222,7 +222,7 @@ async def test_redis_failure_raises_event_log_unavailable() -> None:
             lambda: log.close(TASK, 1),
         )
         for call in calls:
-            with pytest.raises(EventLogUnavailable) as caught:
+            with pytest.raises(EventStoreUnavailable) as caught:
                 await call()
             assert "s3cret-pass" not in caught.value.message
     finally:
@@ -243,7 +243,7 @@ async def test_redis_appends_of_many_tasks_share_a_round_trip_and_fail_one_by_on
         return_exceptions=True,
     )
     after = (await redis_client.commands.info("commandstats")).get("cmdstat_evalsha", {}).get("calls", 0)
-    assert isinstance(results[0], EventLogUnavailable)
+    assert isinstance(results[0], EventStoreUnavailable)
     assert sorted(results[1:]) == list(range(1, 21))  # type: ignore[type-var]
     assert after - before <= 2  # the first call alone, then everything that queued behind it
     assert [e.thought.answer for e in await log.read(fine, 0, 0)] == [str(n) for n in range(20)]
@@ -261,8 +261,8 @@ async def test_redis_an_event_that_cannot_be_stored_fails_its_own_append_only(
         log.append(fine, delta("ok", fine)),
         return_exceptions=True,
     )
-    assert isinstance(results[0], EventLogUnavailable)
-    assert isinstance(results[1], EventLogUnavailable)
+    assert isinstance(results[0], EventStoreUnavailable)
+    assert isinstance(results[1], EventStoreUnavailable)
     assert results[2] == 1
     assert await answers(log, fine) == [(1, "ok")]
     assert await redis_client.commands.exists(redis_client.key("events", garbled)) == 0

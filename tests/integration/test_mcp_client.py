@@ -13,8 +13,8 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from application.ports.tools import ToolCallFailed
-from application.tool_executor import ToolExecutor
+from application.chat_turn.tool_executor import ToolExecutor
+from application.errors import ToolCallFailed
 from domain.tools import RetryPolicy, ToolCall, ToolFailure
 from infrastructure.tools.builtin import builtin_tools
 from infrastructure.tools.composite import CompositeToolBox

@@ -9,11 +9,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from application.cached_embedder import CachedEmbedder
-from application.errors import MemoryUnavailable
-from application.memory_upkeep import MemoryUpkeep
-from application.ports.memory_store import EmbeddingCache, UpkeepBusy
-from application.recall_memory import ShortTermMemory
+from application.errors import MemoryUnavailable, UpkeepBusy
+from application.memory.cached_embedder import CachedEmbedder
+from application.memory.memory_upkeep import MemoryUpkeep
+from application.memory.recall_memory import ShortTermMemory
+from application.ports.memory_store import EmbeddingCache
 from domain.agent import AgentConfig
 from domain.conversation import Message, MessageStatus
 from domain.ids import AppId, ConversationId, MessageId, OwnerId, TaskId

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from application.errors import EventLogUnavailable
+from application.errors import EventStoreUnavailable
 from application.ports.task_control import TaskControl, TaskInfo
 from domain.ids import ConversationId, MessageId, OwnerId, TaskId
 from infrastructure.events.inprocess_task_control import InProcessTaskControl
@@ -101,7 +101,7 @@ async def test_redis_failure_raises_event_log_unavailable() -> None:
             lambda: control.stop_requested(TASK),
         )
         for call in calls:
-            with pytest.raises(EventLogUnavailable) as caught:
+            with pytest.raises(EventStoreUnavailable) as caught:
                 await call()
             assert "s3cret-pass" not in caught.value.message
     finally:

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from application.errors import EventLogUnavailable
+from application.errors import EventStoreUnavailable
 from application.ports.task_presence import TaskPresence
 from domain.ids import TaskId
 from infrastructure.events.inprocess_task_presence import InProcessTaskPresence
@@ -57,7 +57,7 @@ async def test_worker_and_client_leases_are_separate(presence: TaskPresence) -> 
 
 async def test_redis_failure_raises_event_log_unavailable() -> None:
     presence = RedisTaskPresence(dead_redis_client())
-    with pytest.raises(EventLogUnavailable):
+    with pytest.raises(EventStoreUnavailable):
         await presence.worker_beat(TASK, 1)
-    with pytest.raises(EventLogUnavailable):
+    with pytest.raises(EventStoreUnavailable):
         await presence.client_attached(TASK)

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from application.sweep_stale_turns import WORKER_GONE
+from application.tasks.sweep_stale_turns import WORKER_GONE
 from tests.integration.streaming_helpers import (
     finished_message,
     long_query,

@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from application.cached_embedder import CachedEmbedder
-from application.follow_task import FollowTask, FollowTimes
-from application.memory_upkeep import MemoryUpkeep
-from application.recall_memory import MemoryRecall, ShortTermMemory
-from application.run_chat_turn import RunChatTurn, TurnLimits
-from application.start_chat_turn import InputLimits, StartChatTurn
-from application.turn import ChatRequest, TurnHandle
-from application.turn_tools import Retrieval
-from application.turn_watch import WatchTimes
+from application.chat_turn.run_chat_turn import RunChatTurn, TurnLimits
+from application.chat_turn.start_chat_turn import InputLimits, StartChatTurn
+from application.chat_turn.turn import ChatRequest, TurnHandle
+from application.chat_turn.turn_watch import WatchTimes
+from application.knowledge.retrieval import Retrieval
+from application.memory.cached_embedder import CachedEmbedder
+from application.memory.memory_upkeep import MemoryUpkeep
+from application.memory.recall_memory import MemoryRecall, ShortTermMemory
+from application.tasks.follow_task import FollowTask, FollowTimes
 from domain.agent import AgentConfig
 from domain.ids import AppId, ConversationId, OwnerId
 from domain.memory import MemoryPolicy

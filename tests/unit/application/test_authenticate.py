@@ -6,8 +6,10 @@ from datetime import timedelta
 
 import pytest
 
-from application.authenticate import LOCAL_OWNER, Authenticate
-from application.create_api_key import CreateApiKey, ListApiKeys, RevokeApiKey
+from application.accounts.authenticate import LOCAL_OWNER, Authenticate
+from application.accounts.create_api_key import CreateApiKey
+from application.accounts.list_api_keys import ListApiKeys
+from application.accounts.revoke_api_key import RevokeApiKey
 from application.errors import InvalidInput, NotFound, StoreUnavailable, Unauthorized
 from domain.accounts import ApiKey, ApiKeyId, hash_api_key, looks_like_key
 from domain.ids import OwnerId

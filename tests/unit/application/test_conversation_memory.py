@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from application.conversation_memory import ConversationMemory
 from application.errors import InvalidInput, NotFound
+from application.memory.conversation_memory import ConversationMemory
 from domain.agent import AgentConfig
 from domain.ids import AppId, ConversationId, OwnerId
 from domain.memory import MemoryPolicy

@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from application.errors import EventLogUnavailable
-from application.event_sender import EventSender
+from application.chat_turn.event_sender import EventSender
+from application.errors import EventStoreUnavailable
 from domain.ids import ConversationId, MessageId, TaskId, ThoughtId
 from domain.thoughts import AgentThought, ThoughtEvent
 from tests.fakes import FakeEventLog
@@ -52,7 +52,7 @@ async def test_a_failed_append_is_raised_once_and_later_events_are_still_sent() 
     log.failures = 1
     sender = EventSender(log, TASK)
     await sender.send(event(ThoughtEvent.AGENT_MESSAGE, "lost"))
-    with pytest.raises(EventLogUnavailable):
+    with pytest.raises(EventStoreUnavailable):
         await sender.flush()
     await sender.flush()  # raised once: the failure is gone
     await sender.send(event(ThoughtEvent.ERROR, thought_id="e"))
@@ -66,7 +66,7 @@ async def test_a_failure_nobody_raised_can_be_taken_before_the_end_is_sent() -> 
     sender = EventSender(log, TASK)
     await sender.send(event(ThoughtEvent.AGENT_MESSAGE, "lost"))
     await asyncio.sleep(0)  # the append fails while the turn is, say, being stopped
-    assert isinstance(sender.take_failure(), EventLogUnavailable)
+    assert isinstance(sender.take_failure(), EventStoreUnavailable)
     await sender.send(event(ThoughtEvent.STOP, thought_id="s"))
     await sender.flush()
     assert logged(log) == [(1, "stop", "")]

@@ -5,15 +5,10 @@ from __future__ import annotations
 import pytest
 
 from application.errors import InvalidInput, NotFound
-from application.manage_datasets import (
-    AddDocument,
-    CreateDataset,
-    DescribeDataset,
-    DocumentLimits,
-    DocumentTooLarge,
-    UnsupportedDocumentType,
-    document_type,
-)
+from application.knowledge.add_document import AddDocument
+from application.knowledge.create_dataset import CreateDataset
+from application.knowledge.describe_dataset import DescribeDataset
+from application.knowledge.documents import DocumentLimits, PayloadTooLarge, UnsupportedMediaType, document_type
 from application.ports.dataset_inventory import DatasetCounts
 from domain.ids import OwnerId
 from tests.fakes import FakeClock, FakeEmbedder, FakeKnowledgeBase, SequentialIds
@@ -68,11 +63,11 @@ async def test_another_owners_dataset_is_not_found() -> None:
 @pytest.mark.parametrize(
     ("name", "content", "media_type", "error"),
     [
-        ("big.txt", b"x" * 101, None, DocumentTooLarge),
-        ("notes.pdf", b"%PDF-1.7", None, UnsupportedDocumentType),
-        ("notes.txt", b"hi", "application/pdf", UnsupportedDocumentType),
-        ("latin1.txt", "caf\u00e9".encode("latin-1"), None, UnsupportedDocumentType),
-        ("nul.txt", b"a\x00b", None, UnsupportedDocumentType),
+        ("big.txt", b"x" * 101, None, PayloadTooLarge),
+        ("notes.pdf", b"%PDF-1.7", None, UnsupportedMediaType),
+        ("notes.txt", b"hi", "application/pdf", UnsupportedMediaType),
+        ("latin1.txt", "caf\u00e9".encode("latin-1"), None, UnsupportedMediaType),
+        ("nul.txt", b"a\x00b", None, UnsupportedMediaType),
         ("empty.md", b"  \n\t ", None, InvalidInput),
         ("", b"text", None, InvalidInput),
         ("a\x00.txt", b"text", None, InvalidInput),  # a NUL in a multipart file name

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from application.errors import InvalidInput, NotFound
-from application.memory_queries import MemoryQueries
+from application.memory.memory_queries import MemoryQueries
 from application.ports.chat_model import ModelChunk
 from domain.ids import ConversationId, OwnerId
 from tests.fakes import FakeEmbedder, ScriptedModel

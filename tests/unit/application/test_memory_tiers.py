@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from application.cached_embedder import CachedEmbedder
+from application.chat_turn.turn import ChatRequest, TurnHandle
 from application.errors import MemoryUnavailable, ModelError
+from application.memory.cached_embedder import CachedEmbedder
 from application.ports.chat_model import ModelChunk
-from application.turn import ChatRequest, TurnHandle
 from domain.agent import AgentConfig
 from domain.ids import AppId, ConversationId, MessageId
 from domain.memory import MemoryPolicy, window_turn_ids

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from application.aggregate_turn import aggregate
+from application.chat_turn.aggregate_turn import aggregate
+from application.chat_turn.run_chat_turn import TurnLimits
+from application.chat_turn.turn import ChatRequest
 from application.errors import Conflict, InvalidInput, ModelError, NotFound
 from application.ports.chat_model import ModelChunk
-from application.run_chat_turn import TurnLimits
-from application.turn import ChatRequest
 from domain.agent import AgentConfig, ModelCapabilities
 from domain.conversation import MessageStatus
 from domain.ids import AppId, ConversationId, OwnerId

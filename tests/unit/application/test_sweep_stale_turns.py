@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from application.sweep_stale_turns import WORKER_GONE, SweepStaleTurns
+from application.tasks.sweep_stale_turns import WORKER_GONE, SweepStaleTurns
 from domain.conversation import Conversation, Message, MessageStatus
 from domain.ids import AppId, ConversationId, MessageId, OwnerId, TaskId
 from tests.fakes import (

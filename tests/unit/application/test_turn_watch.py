@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from application.turn_watch import StopReason, StopRequested, TurnWatch, WatchTimes, until_next_check
+from application.chat_turn.turn_watch import StopReason, StopRequested, TurnWatch, WatchTimes, until_next_check
 from domain.ids import TaskId
 from tests.fakes import FakeClock, FakePresence, FakeTaskControl
 

@@ -11,7 +11,7 @@ from domain.errors import MalformedHistory
 from domain.ids import AppId, MessageId
 from domain.memory_entities import Entity
 from domain.messages import ImageBlock, Msg, Role, TextBlock, text_msg
-from domain.prompt import PLATFORM_RULES, RecalledMemory, assemble_prompt, system_text
+from domain.prompt import PLATFORM_RULES, PromptMemory, assemble_prompt, system_text
 
 AT = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 PRESET = "You are Captain Memo, a terse travel agent."
@@ -23,7 +23,7 @@ def entity(kind: str, value: str) -> Entity:
     return Entity(kind, value, 0.9, MessageId("m1"), AT)
 
 
-FULL_MEMORY = RecalledMemory(
+FULL_MEMORY = PromptMemory(
     summary="The user is planning a trip to Lisbon.",
     archive=("They compared hotel prices.", "They chose a flight on Friday."),
     entities=(entity("destination", "Lisbon"), entity("date", "the day after tomorrow")),
@@ -39,7 +39,7 @@ def history(*pairs: tuple[str, str]) -> list[Msg]:
 
 def assemble(
     hist: list[Msg] | None = None,
-    memory: RecalledMemory = FULL_MEMORY,
+    memory: PromptMemory = FULL_MEMORY,
     images: tuple[str, ...] = (),
     accepts_images: bool = False,
     config: AgentConfig = CONFIG,
@@ -89,29 +89,29 @@ def test_each_entity_reaches_the_system_text_with_its_type_and_value() -> None:
 
 
 def test_system_text_without_memory_is_only_the_rules_and_the_preset_prompt() -> None:
-    assert system_text(CONFIG, RecalledMemory()) == f"{PLATFORM_RULES}\n\n{PRESET}"
+    assert system_text(CONFIG, PromptMemory()) == f"{PLATFORM_RULES}\n\n{PRESET}"
 
 
 def test_blank_summary_is_left_out() -> None:
-    assert system_text(CONFIG, RecalledMemory(summary="  \n ")) == system_text(CONFIG, RecalledMemory())
+    assert system_text(CONFIG, PromptMemory(summary="  \n ")) == system_text(CONFIG, PromptMemory())
 
 
 def test_empty_preset_prompt_is_left_out() -> None:
     config = AgentConfig(AppId("app-1"), preset_prompt="   ")
-    assert system_text(config, RecalledMemory()) == PLATFORM_RULES
+    assert system_text(config, PromptMemory()) == PLATFORM_RULES
 
 
 @pytest.mark.parametrize(
     "memory",
     [
-        RecalledMemory(summary="Only a summary."),
-        RecalledMemory(archive=("Only an archive entry.",)),
-        RecalledMemory(entities=(entity("city", "Oslo"),)),
+        PromptMemory(summary="Only a summary."),
+        PromptMemory(archive=("Only an archive entry.",)),
+        PromptMemory(entities=(entity("city", "Oslo"),)),
     ],
 )
-def test_each_memory_section_appears_alone_when_only_it_is_given(memory: RecalledMemory) -> None:
+def test_each_memory_section_appears_alone_when_only_it_is_given(memory: PromptMemory) -> None:
     text = system_text(CONFIG, memory)
-    base = system_text(CONFIG, RecalledMemory())
+    base = system_text(CONFIG, PromptMemory())
     assert text.startswith(base + "\n\n")
     extra = text[len(base) + 2 :]
     assert "\n\n" not in extra  # exactly one section was added

@@ -12,7 +12,7 @@ from mcp.types import (
     TextResourceContents,
 )
 
-from application.ports.tools import ToolCallFailed
+from application.errors import ToolCallFailed
 from domain.tools import ToolFailure
 from infrastructure.tools.mcp_results import tool_output
 from infrastructure.tools.mcp_transport import McpServerConfig, Transport, server_configs

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 import pytest
 
-from application.ports.tools import ToolCallFailed
+from application.errors import ToolCallFailed
 from domain.tools import ToolCall, ToolFailure
 from infrastructure.tools.builtin import builtin_tools
 from infrastructure.tools.registry import BuiltinTool, ToolRegistry

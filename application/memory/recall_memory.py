@@ -29,7 +29,7 @@ from domain.memory_archive import ArchiveEntry, RankedEntry, newest_entries, ran
 from domain.memory_entities import EntitySheet
 from domain.memory_recall import select_recall
 from domain.messages import Msg
-from domain.prompt import RecalledMemory
+from domain.prompt import PromptMemory
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -72,14 +72,14 @@ class ShortTermMemory:
         return await self._memory.restore_window(conversation_id, window)
 
 
-def long_term_memory(conversation: Conversation) -> RecalledMemory:
+def long_term_memory(conversation: Conversation) -> PromptMemory:
     """Long-term memory without the archive and entity tiers: the rolling summary only."""
-    return RecalledMemory(summary=conversation.summary)
+    return PromptMemory(summary=conversation.summary)
 
 
 @dataclass(frozen=True, slots=True)
 class Recall:
-    memory: RecalledMemory
+    memory: PromptMemory
     report: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -129,7 +129,7 @@ class MemoryRecall:
             sheet.for_prompt(policy.entity_min_confidence), conversation.summary, ranked,
             policy.recall_max_tokens, self._tokenizer.count,
         )
-        memory = RecalledMemory(
+        memory = PromptMemory(
             summary=selection.summary,
             archive=tuple(r.entry.summary for r in selection.archive),
             entities=selection.entities,

@@ -6,11 +6,11 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from application.chat_turn.event_sender import EventSender
+from application.chat_turn.turn import Turn
 from application.errors import ApplicationError
-from application.event_sender import EventSender
 from application.ports.event_log import EventLog
 from application.ports.runtime import Clock, IdGenerator
-from application.turn import Turn
 from domain.conversation import MessageAgentThought
 from domain.ids import ThoughtId
 from domain.messages import Usage

@@ -25,12 +25,12 @@ from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from application.errors import ApplicationError
+from application.memory.recall_memory import ShortTermMemory
 from application.ports.embedder import Embedder
 from application.ports.memory_models import EntityExtractor, Summarizer
 from application.ports.memory_store import EntityMemory, MemoryStore, UpkeepLedger
 from application.ports.message_store import MessageStore
 from application.ports.runtime import Clock, TaskSpawner
-from application.recall_memory import ShortTermMemory
 from domain.agent import AgentConfig
 from domain.conversation import Message
 from domain.entity_extraction import read_extraction

@@ -22,7 +22,7 @@ MAX_TOP_K = 50
 
 
 @dataclass(frozen=True, slots=True)
-class RecalledMemory:
+class MemorySnapshot:
     conversation: Conversation
     window: tuple[Message, ...]  # completed turns, oldest first
 
@@ -42,10 +42,10 @@ class MemoryQueries:
         self._window_turns = window_turns
         self._searched_turns = searched_turns
 
-    async def recall(self, owner: OwnerId, conversation_id: ConversationId) -> RecalledMemory:
+    async def recall(self, owner: OwnerId, conversation_id: ConversationId) -> MemorySnapshot:
         conversation = await self._owned(owner, conversation_id)
         window = await self._store.recent_messages(conversation_id, self._window_turns)
-        return RecalledMemory(conversation, tuple(window))
+        return MemorySnapshot(conversation, tuple(window))
 
     async def search(
         self, owner: OwnerId, conversation_id: ConversationId, query: str, top_k: int = 5

@@ -1,10 +1,10 @@
-"""Managing API keys: create (the key is shown once), list (never the keys), revoke."""
+"""Create an API key: the key is shown once; only its hash is stored."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from application.errors import InvalidInput, NotFound
+from application.errors import InvalidInput
 from application.ports.api_keys import ApiKeyStore, SecretSource
 from application.ports.runtime import Clock, IdGenerator
 from domain.accounts import ApiKey, ApiKeyId, check_owner, hash_api_key, make_raw_key
@@ -41,24 +41,3 @@ class CreateApiKey:
             raise InvalidInput(str(broken)) from broken
         await self._keys.add(key)
         return CreatedKey(key, raw)
-
-
-class ListApiKeys:
-    def __init__(self, keys: ApiKeyStore) -> None:
-        self._keys = keys
-
-    async def __call__(self, owner: OwnerId | None = None) -> list[ApiKey]:
-        return await self._keys.list_keys(owner)
-
-
-class RevokeApiKey:
-    def __init__(self, keys: ApiKeyStore, clock: Clock) -> None:
-        self._keys = keys
-        self._clock = clock
-
-    async def __call__(self, key_id: ApiKeyId) -> ApiKey:
-        """Revoked at once: the next request with it is refused. Revoking twice is harmless."""
-        revoked = await self._keys.revoke(key_id, self._clock.now())
-        if revoked is None:
-            raise NotFound(f"No API key has id {key_id!r}.")
-        return revoked

@@ -8,11 +8,11 @@ from contextlib import aclosing
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from application.chat_turn.tool_executor import ToolExecutor
+from application.chat_turn.turn_events import TurnEvents
+from application.chat_turn.turn_tools import TurnTools
 from application.ports.chat_model import ChatModel
 from application.ports.runtime import IdGenerator, Tokenizer
-from application.tool_executor import ToolExecutor
-from application.turn_events import TurnEvents
-from application.turn_tools import TurnTools
 from domain.agent import AgentMode
 from domain.ids import ThoughtId
 from domain.messages import Block, Msg, Role, TextBlock, ToolResultBlock, ToolUseBlock, Usage

@@ -6,9 +6,15 @@ import asyncio
 import logging
 from dataclasses import dataclass, field
 
-from application.agent_loop import AgentLoop, LoopState
+from application.chat_turn.agent_loop import AgentLoop, LoopState
+from application.chat_turn.tool_executor import ToolExecutor
+from application.chat_turn.turn import Turn
+from application.chat_turn.turn_events import TurnEvents
+from application.chat_turn.turn_watch import StopReason, StopRequested, TurnWatch, WatchTimes
 from application.errors import ApplicationError
-from application.memory_upkeep import MemoryUpkeep
+from application.knowledge.retrieval import Retrieval, TurnTools
+from application.memory.memory_upkeep import MemoryUpkeep
+from application.memory.recall_memory import MemoryRecall, Recall, ShortTermMemory, long_term_memory
 from application.ports.chat_model import ChatModel
 from application.ports.event_log import EventLog
 from application.ports.message_store import MessageStore
@@ -16,12 +22,6 @@ from application.ports.runtime import Clock, IdGenerator, Tokenizer
 from application.ports.task_control import TaskControl, TaskInfo
 from application.ports.task_presence import TaskPresence
 from application.ports.tools import ToolBox
-from application.recall_memory import MemoryRecall, Recall, ShortTermMemory, long_term_memory
-from application.tool_executor import ToolExecutor
-from application.turn import Turn
-from application.turn_events import TurnEvents
-from application.turn_tools import Retrieval, TurnTools
-from application.turn_watch import StopReason, StopRequested, TurnWatch, WatchTimes
 from domain.agent import choose_mode
 from domain.conversation import Message, MessageAgentThought, MessageStatus, TurnOutcome
 from domain.prompt import assemble_prompt

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from application.errors import ApplicationError, EventLogUnavailable
+from application.errors import ApplicationError, EventStoreUnavailable
 from application.ports.event_log import EventLog
 from domain.ids import TaskId
 from domain.thoughts import AgentThought
@@ -77,4 +77,4 @@ class EventSender:
             self._failure = failure
         except Exception:  # a bug here must still end the turn with an error, not lose events quietly
             log.exception("task %s: sending events failed", self._task_id)
-            self._failure = EventLogUnavailable("Sending the turn's events failed.")
+            self._failure = EventStoreUnavailable("Sending the turn's events failed.")

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from application.chat_turn.run_chat_turn import RunChatTurn
+from application.chat_turn.turn import ChatRequest, Turn, TurnHandle
 from application.errors import ApplicationError, InvalidInput, NotFound
 from application.ports.agents import AgentConfigs
 from application.ports.event_log import EventLog
 from application.ports.message_store import MessageStore
 from application.ports.runtime import Clock, IdGenerator, TaskSpawner
 from application.ports.task_control import TaskControl, TaskInfo
-from application.run_chat_turn import RunChatTurn
-from application.turn import ChatRequest, Turn, TurnHandle
 from domain.conversation import Conversation, Message, MessageStatus, TurnOutcome
 from domain.ids import ConversationId, MessageId, TaskId
 from domain.messages import Usage

@@ -6,8 +6,8 @@ import asyncio
 import logging
 from collections.abc import Sequence
 
-from application.ports.tools import ToolCallFailed
-from application.turn_tools import Invokes
+from application.errors import ToolCallFailed
+from application.ports.tools import Invokes
 from domain.tools import RetryPolicy, ToolCall, ToolFailure, ToolResult, failure_result
 
 log = logging.getLogger(__name__)

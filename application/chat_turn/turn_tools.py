@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
-from typing import Protocol
-
-from application.ports.embedder import Embedder
-from application.ports.knowledge_base import KnowledgeBase
-from application.ports.tools import ToolBox, ToolCallFailed
+from application.errors import ToolCallFailed
+from application.knowledge.retrieval import Retrieval, cite
+from application.ports.tools import ToolBox
 from domain.agent import AgentConfig
 from domain.ids import OwnerId
-from domain.knowledge import ScoredChunk
 from domain.thoughts import ThoughtEvent
 from domain.tools import ToolCall, ToolFailure, ToolSpec
 
@@ -25,36 +20,6 @@ RETRIEVAL_SPEC = ToolSpec(
         "required": ["query"],
     },
 )
-
-
-class Retrieval:
-    """Knowledge-base search as a turn sees it: embed the query, find the nearest chunks."""
-
-    def __init__(self, knowledge: KnowledgeBase, embedder: Embedder) -> None:
-        self._knowledge = knowledge
-        self._embedder = embedder
-
-    async def search(self, owner: OwnerId, config: AgentConfig, query: str) -> list[ScoredChunk]:
-        [vector] = await self._embedder.embed([query])
-        return await self._knowledge.search(
-            owner, config.dataset_ids, vector, config.retrieval_top_k, config.retrieval_min_score
-        )
-
-
-def cite(found: Sequence[ScoredChunk]) -> str:
-    """The observation a model gets: each passage with where it comes from and its score."""
-    return json.dumps(
-        [
-            {"document": s.chunk.document_name, "chunk": s.chunk.position, "score": round(s.score, 4),
-             "text": s.chunk.text}
-            for s in found
-        ],
-        ensure_ascii=False,
-    )
-
-
-class Invokes(Protocol):
-    async def invoke(self, call: ToolCall) -> str: ...
 
 
 class TurnTools:

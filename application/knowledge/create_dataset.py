@@ -1,0 +1,25 @@
+"""Create a dataset (a knowledge base) for its owner."""
+
+from __future__ import annotations
+
+from application.errors import InvalidInput
+from application.ports.knowledge_base import KnowledgeBase
+from application.ports.runtime import Clock, IdGenerator
+from domain.errors import DomainError
+from domain.ids import OwnerId
+from domain.knowledge import Dataset
+
+
+class CreateDataset:
+    def __init__(self, knowledge: KnowledgeBase, clock: Clock, ids: IdGenerator) -> None:
+        self._knowledge = knowledge
+        self._clock = clock
+        self._ids = ids
+
+    async def __call__(self, owner: OwnerId, name: str) -> Dataset:
+        try:
+            dataset = Dataset(id=self._ids.new_id(), owner=owner, name=name.strip(), created_at=self._clock.now())
+        except DomainError as broken:
+            raise InvalidInput(str(broken)) from broken
+        await self._knowledge.add_dataset(dataset)
+        return dataset
