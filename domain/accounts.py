@@ -10,11 +10,13 @@ import hashlib
 import hmac
 import string
 from dataclasses import dataclass, replace
-from datetime import datetime
-from typing import NewType
+from typing import TYPE_CHECKING, NewType
 
 from domain.errors import DomainError
 from domain.ids import OwnerId
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 ApiKeyId = NewType("ApiKeyId", str)
 

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from domain.errors import DomainError
-from domain.ids import AppId
 from domain.review import KeywordReview
+
+if TYPE_CHECKING:
+    from domain.ids import AppId
 
 
 @dataclass(frozen=True, slots=True)

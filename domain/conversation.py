@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from domain.errors import DomainError
-from domain.ids import AppId, ConversationId, MessageId, OwnerId, TaskId, ThoughtId
 from domain.messages import Usage
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from datetime import datetime
+
+    from domain.ids import AppId, ConversationId, MessageId, OwnerId, TaskId, ThoughtId
 
 
 def _aware(value: datetime, what: str) -> None:

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from typing import TYPE_CHECKING
 
 from domain.errors import DomainError
-from domain.ids import OwnerId
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from datetime import datetime
+
+    from domain.ids import OwnerId
 
 
 @dataclass(frozen=True, slots=True)

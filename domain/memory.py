@@ -1,4 +1,4 @@
-"""Memory tiers (ARCHITECTURE.md §2): the pure policies; storage is a port.
+"""Memory tiers (docs/ARCHITECTURE.md §2): the pure policies; storage is a port.
 
 - short-term: the last `dialog_round` completed turns as user/assistant pairs, within a token
   budget. They are served from the *short-term store*, which holds every completed turn that
@@ -18,13 +18,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from typing import TYPE_CHECKING
 
-from domain.conversation import Message
 from domain.errors import DomainError, MalformedHistory
 from domain.ids import MessageId
 from domain.memory_summary import SummaryLimit
 from domain.messages import Msg, Role, text_msg
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from domain.conversation import Message
 
 TokenCounter = Callable[[str], int]
 

@@ -7,16 +7,20 @@ which is also what an archive entry's `source_message_ids` name.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from typing import TYPE_CHECKING
 
-from domain.conversation import Message
 from domain.errors import DomainError
-from domain.ids import ConversationId, MessageId
 from domain.knowledge import cosine
 from domain.memory import check_history
-from domain.messages import Msg
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+    from datetime import datetime
+
+    from domain.conversation import Message
+    from domain.ids import ConversationId, MessageId
+    from domain.messages import Msg
 
 
 def due_for_archive(window: Sequence[Msg], threshold: int, batch: int) -> list[Msg]:

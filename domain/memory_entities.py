@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
+from typing import TYPE_CHECKING
 
 from domain.errors import DomainError
-from domain.ids import MessageId
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from datetime import datetime
+
+    from domain.ids import MessageId
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from domain.memory import TokenCounter
-from domain.memory_archive import RankedEntry
-from domain.memory_entities import Entity
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from domain.memory import TokenCounter
+    from domain.memory_archive import RankedEntry
+    from domain.memory_entities import Entity
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from typing import TYPE_CHECKING
 
-from domain.conversation import Message
 from domain.errors import DomainError
-from domain.ids import MessageId
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from datetime import datetime
+
+    from domain.conversation import Message
+    from domain.ids import MessageId
 
 # --- the rolling summary and archive summaries: bounded in length --------------------------------
 
@@ -37,10 +41,6 @@ class SummaryLimit:
     def __post_init__(self) -> None:
         if self.max_words < 1 or self.max_cjk_chars < 1:
             raise DomainError("summary limits must be at least 1")
-
-    def size(self, text: str) -> int:
-        """The text's length in the unit that bounds it."""
-        return _measure(text, is_cjk(text))
 
     def limit_for(self, text: str) -> int:
         return self.max_cjk_chars if is_cjk(text) else self.max_words

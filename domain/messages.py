@@ -8,12 +8,14 @@ done in infrastructure.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from domain.errors import DomainError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 
 class Role(enum.StrEnum):
@@ -161,9 +163,6 @@ class Msg:
     def text(self) -> str:
         """The text blocks joined, which is what history and token budgets use."""
         return "".join(b.text for b in self.content if isinstance(b, TextBlock))
-
-    def blocks_of(self, kind: type[Block]) -> list[Block]:
-        return [b for b in self.content if isinstance(b, kind)]
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from typing import TYPE_CHECKING
 
-from domain.agent import AgentConfig
 from domain.memory import check_history
-from domain.memory_entities import Entity
 from domain.memory_recall import entity_line
 from domain.messages import Block, ImageBlock, Msg, Role, TextBlock
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from datetime import datetime
+
+    from domain.agent import AgentConfig
+    from domain.memory_entities import Entity
 
 PLATFORM_RULES = (
     "Answer the user's latest message. Use the conversation memory below when it is "

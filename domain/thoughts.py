@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from domain.errors import DomainError
-from domain.ids import ConversationId, MessageId, TaskId, ThoughtId
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from domain.ids import ConversationId, MessageId, TaskId, ThoughtId
 
 
 class ThoughtEvent(enum.StrEnum):

@@ -12,9 +12,14 @@ from application.accounts.authenticate import Authenticate
 from application.accounts.create_api_key import CreateApiKey
 from application.accounts.list_api_keys import ListApiKeys
 from application.accounts.revoke_api_key import RevokeApiKey
+from application.chat_turn.agent_loop import AgentLoop
 from application.chat_turn.run_chat_turn import RunChatTurn, TurnLimits
 from application.chat_turn.start_chat_turn import InputLimits, StartChatTurn
-from application.chat_turn.turn_watch import WatchTimes
+from application.chat_turn.tool_executor import ToolExecutor
+from application.chat_turn.turn_events import TurnEvents
+from application.chat_turn.turn_parts import TurnParts
+from application.chat_turn.turn_tools import TurnTools
+from application.chat_turn.turn_watch import TurnWatch, WatchTimes
 from application.conversations.read_history import ReadHistory
 from application.knowledge.add_document import AddDocument
 from application.knowledge.create_dataset import CreateDataset
@@ -23,9 +28,14 @@ from application.knowledge.documents import DocumentLimits
 from application.knowledge.retrieval import Retrieval
 from application.memory.cached_embedder import CachedEmbedder
 from application.memory.conversation_memory import ConversationMemory
+from application.memory.extract_entities import ExtractEntities
+from application.memory.fold_archive import FoldArchive
+from application.memory.long_term_recall import MemoryRecall
 from application.memory.memory_queries import MemoryQueries
-from application.memory.memory_upkeep import MemoryUpkeep
-from application.memory.recall_memory import MemoryRecall, ShortTermMemory
+from application.memory.run_upkeep import MemoryUpkeep
+from application.memory.schedule_upkeep import UpkeepScheduler
+from application.memory.short_term_memory import ShortTermMemory
+from application.memory.update_summary import UpdateSummary
 from application.tasks.follow_task import FollowTask, FollowTimes
 from application.tasks.stop_task import StopTask
 from application.tasks.sweep_stale_turns import SweepStaleTurns
@@ -104,72 +114,75 @@ class Container(containers.DeclarativeContainer):
 
     clock = providers.Singleton(SystemClock)
     ids = providers.Singleton(UuidGenerator)
-    tokenizer = providers.Singleton(TiktokenTokenizer, config.tokenizer_encoding)
+    tokenizer = providers.Singleton(TiktokenTokenizer, encoding=config.tokenizer_encoding)
     spawner = providers.Singleton(AsyncioSpawner)
 
     database = providers.Singleton(
-        Database, config.database.url, pool_size=config.database.pool_size, max_overflow=config.database.max_overflow
+        Database, url=config.database.url, pool_size=config.database.pool_size,
+        max_overflow=config.database.max_overflow,
     )
-    message_store = providers.Singleton(SqlAlchemyMessageStore, database)
-    redis = providers.Singleton(RedisClient, config.redis.url, prefix=config.redis.key_prefix)
+    message_store = providers.Singleton(SqlAlchemyMessageStore, database=database)
+    redis = providers.Singleton(RedisClient, url=config.redis.url, prefix=config.redis.key_prefix)
 
     memory_store = providers.Selector(
         config.memory.backend,
         inprocess=providers.Singleton(InProcessMemoryStore, lock_wait=config.memory.upkeep_wait),
         redis=providers.Singleton(
-            RedisMemoryStore, redis, window_ttl=config.memory.window_ttl, lock_lease=config.memory.upkeep_lease,
+            RedisMemoryStore, client=redis, window_ttl=config.memory.window_ttl, lock_lease=config.memory.upkeep_lease,
             lock_wait=config.memory.upkeep_wait,
         ),
     )
-    memory_policy = providers.Singleton(memory_policy_of, config.memory)
+    memory_policy = providers.Singleton(memory_policy_of, memory=config.memory)
     embedding_cache = providers.Selector(
         config.memory.backend,
         inprocess=providers.Singleton(
-            InProcessEmbeddingCache, config.memory.embedding_cache_size, config.memory.embedding_cache_ttl
+            InProcessEmbeddingCache, max_entries=config.memory.embedding_cache_size,
+            ttl=config.memory.embedding_cache_ttl,
         ),
-        redis=providers.Singleton(RedisEmbeddingCache, redis, config.memory.embedding_cache_ttl),
+        redis=providers.Singleton(RedisEmbeddingCache, client=redis, ttl=config.memory.embedding_cache_ttl),
     )
     event_log = providers.Selector(
         config.events.backend,
         inprocess=providers.Singleton(InProcessEventLog),
-        redis=providers.Singleton(RedisEventLog, redis, max_len=config.events.stream_maxlen),
+        redis=providers.Singleton(RedisEventLog, client=redis, max_len=config.events.stream_maxlen),
     )
     task_control = providers.Selector(
         config.events.backend,
         inprocess=providers.Singleton(InProcessTaskControl),
-        redis=providers.Singleton(RedisTaskControl, redis),
+        redis=providers.Singleton(RedisTaskControl, client=redis),
     )
     task_presence = providers.Selector(
         config.events.backend,
         inprocess=providers.Singleton(InProcessTaskPresence),
-        redis=providers.Singleton(RedisTaskPresence, redis),
+        redis=providers.Singleton(RedisTaskPresence, client=redis),
     )
-    llm_config = providers.Singleton(provider_config, config.llm)
+    llm_config = providers.Singleton(provider_config, llm=config.llm)
     chat_model = providers.Selector(
         config.llm["provider"],  # `config.llm.provider` would name the option's own provider attribute
         scripted=providers.Singleton(
-            ScriptedChatModel, tokenizer, chunk_delay=config.llm.scripted_chunk_delay
+            ScriptedChatModel, tokenizer=tokenizer, chunk_delay=config.llm.scripted_chunk_delay
         ),
-        openai=providers.Singleton(OpenAIChatModel, llm_config),
+        openai=providers.Singleton(OpenAIChatModel, config=llm_config),
         agentscope=providers.Singleton(
-            AgentScopeChatModel, llm_config, config.llm.agentscope_class, config.llm.agentscope_kwargs
+            AgentScopeChatModel, config=llm_config, class_name=config.llm.agentscope_class,
+            kwargs=config.llm.agentscope_kwargs,
         ),
     )
     builtin_tool_registry = providers.Singleton(builtin_tools)
     # MCP servers: started and closed by the app's lifespan (and `memagent mcp`), never by the container.
     tool_servers = providers.Singleton(
-        McpServers, providers.Callable(server_configs, config.mcp), retry_interval=config.mcp.retry_interval
+        McpServers, configs=providers.Callable(server_configs, mcp=config.mcp), retry_interval=config.mcp.retry_interval
     )
-    toolbox = providers.Singleton(CompositeToolBox, builtin_tool_registry, tool_servers)
+    toolbox = providers.Singleton(CompositeToolBox, builtin=builtin_tool_registry, servers=tool_servers)
     embedder = providers.Selector(
         config.embeddings.backend,
-        lexical=providers.Singleton(LexicalEmbedder, config.embeddings.lexical_dim),
-        openai=providers.Singleton(openai_embedder, config.embeddings, config.llm),
+        lexical=providers.Singleton(LexicalEmbedder, dim=config.embeddings.lexical_dim),
+        openai=providers.Singleton(openai_embedder, embeddings=config.embeddings, llm=config.llm),
     )
-    knowledge_base = providers.Singleton(SqlAlchemyKnowledgeBase, database)
-    retrieval = providers.Singleton(Retrieval, knowledge_base, embedder)
+    knowledge_base = providers.Singleton(SqlAlchemyKnowledgeBase, database=database)
+    retrieval = providers.Singleton(Retrieval, knowledge=knowledge_base, embedder=embedder)
     agent_configs = providers.Singleton(
-        StaticAgentConfigs, providers.List(providers.Callable(default_agent, config.agent))
+        StaticAgentConfigs, configs=providers.List(providers.Callable(default_agent, agent=config.agent))
     )
 
     turn_limits = providers.Singleton(
@@ -177,76 +190,115 @@ class Container(containers.DeclarativeContainer):
         turn_timeout=config.turn.timeout,
         event_retention=config.events.retention,
         tool_timeout=config.turn.tool_timeout,
-        retry=providers.Singleton(RetryPolicy, config.turn.tool_retries, config.turn.tool_retry_delay),
+        retry=providers.Singleton(
+            RetryPolicy, timeout_retries=config.turn.tool_retries, retry_delay=config.turn.tool_retry_delay
+        ),
         watch=providers.Singleton(
-            WatchTimes, config.turn.stop_check_interval, config.turn.client_grace, config.turn.worker_lease
+            WatchTimes, stop_check_interval=config.turn.stop_check_interval, client_grace=config.turn.client_grace,
+            worker_lease=config.turn.worker_lease,
         ),
     )
     input_limits = providers.Singleton(
         InputLimits, max_query_bytes=config.turn.max_query_bytes, task_ttl=config.turn.task_ttl
     )
 
-    short_term = providers.Singleton(ShortTermMemory, message_store, memory_store, tokenizer, memory_policy)
+    short_term = providers.Singleton(
+        ShortTermMemory, store=message_store, memory=memory_store, tokenizer=tokenizer, policy=memory_policy
+    )
     # The memory tiers' model work: extractive and rule-based with the offline scripted model, else the LLM.
     summarizer = providers.Selector(
         config.llm["provider"],
         scripted=providers.Singleton(ExtractiveSummarizer),
-        openai=providers.Singleton(LLMSummarizer, chat_model),
-        agentscope=providers.Singleton(LLMSummarizer, chat_model),
+        openai=providers.Singleton(LLMSummarizer, model=chat_model),
+        agentscope=providers.Singleton(LLMSummarizer, model=chat_model),
     )
     entity_extractor = providers.Selector(
         config.llm["provider"],
         scripted=providers.Singleton(RuleBasedEntityExtractor),
-        openai=providers.Singleton(LLMEntityExtractor, chat_model),
-        agentscope=providers.Singleton(LLMEntityExtractor, chat_model),
+        openai=providers.Singleton(LLMEntityExtractor, model=chat_model),
+        agentscope=providers.Singleton(LLMEntityExtractor, model=chat_model),
     )
     # An embedding model's vectors are cached; a lexical vector costs less to compute than a cache round trip.
     memory_embedder = providers.Selector(
         config.embeddings.backend,
         lexical=embedder,
-        openai=providers.Singleton(CachedEmbedder, embedder, embedding_cache),
+        openai=providers.Singleton(CachedEmbedder, embedder=embedder, cache=embedding_cache),
     )
     memory_recall = providers.Singleton(
-        MemoryRecall, memory_store, memory_store, memory_embedder, tokenizer, memory_policy
+        MemoryRecall, memory=memory_store, entities=memory_store, embedder=memory_embedder, tokenizer=tokenizer,
+        policy=memory_policy,
     )
     memory_upkeep = providers.Singleton(
-        MemoryUpkeep, message_store, short_term, memory_store, memory_store, memory_store, summarizer,
-        entity_extractor, memory_embedder, spawner, clock, memory_policy,
+        MemoryUpkeep,
+        ledger=memory_store,
+        extract_entities=providers.Singleton(
+            ExtractEntities, extractor=entity_extractor, entities=memory_store, policy=memory_policy
+        ),
+        update_summary=providers.Singleton(
+            UpdateSummary, store=message_store, ledger=memory_store, summarizer=summarizer, clock=clock,
+            policy=memory_policy,
+        ),
+        fold_archive=providers.Singleton(
+            FoldArchive, short_term=short_term, memory=memory_store, summarizer=summarizer, embedder=memory_embedder,
+            clock=clock, policy=memory_policy,
+        ),
+        policy=memory_policy,
     )
+    upkeep_scheduler = providers.Singleton(UpkeepScheduler, upkeep=memory_upkeep, spawner=spawner)
     conversation_memory = providers.Singleton(
-        ConversationMemory, message_store, memory_store, memory_store, memory_store, clock, memory_policy
+        ConversationMemory, store=message_store, memory=memory_store, entities=memory_store, ledger=memory_store,
+        clock=clock, policy=memory_policy,
+    )
+    # The objects of one turn: factories, called by RunChatTurn with the per-turn values by keyword.
+    turn_parts = providers.Singleton(
+        TurnParts,
+        new_events=providers.Factory(
+            TurnEvents, log=event_log, tasks=task_control, clock=clock, ids=ids
+        ).provider,
+        new_tools=providers.Factory(TurnTools, toolbox=toolbox, retrieval=retrieval).provider,
+        new_executor=providers.Factory(
+            ToolExecutor, policy=turn_limits.provided.retry, timeout=turn_limits.provided.tool_timeout
+        ).provider,
+        new_loop=providers.Factory(AgentLoop, model=chat_model, tokenizer=tokenizer, ids=ids).provider,
+        new_watch=providers.Factory(
+            TurnWatch, tasks=task_control, presence=task_presence, clock=clock, times=turn_limits.provided.watch
+        ).provider,
     )
     run_turn = providers.Singleton(
-        RunChatTurn, message_store, short_term, event_log, task_control, task_presence, chat_model, toolbox,
-        tokenizer, clock, ids, turn_limits, retrieval, recall=memory_recall, upkeep=memory_upkeep,
+        RunChatTurn, store=message_store, short_term=short_term, recall=memory_recall, upkeep=upkeep_scheduler,
+        parts=turn_parts, limits=turn_limits,
     )
     start_turn = providers.Singleton(
-        StartChatTurn, message_store, agent_configs, task_control, event_log, run_turn, spawner, clock, ids,
-        input_limits,
+        StartChatTurn, store=message_store, configs=agent_configs, tasks=task_control, events=event_log,
+        run_turn=run_turn, spawner=spawner, clock=clock, ids=ids, limits=input_limits,
     )
     follow_task = providers.Singleton(
-        FollowTask, task_control, event_log, task_presence, clock,
-        providers.Singleton(FollowTimes, config.events.keepalive, config.turn.client_grace),
+        FollowTask, tasks=task_control, events=event_log, presence=task_presence, clock=clock,
+        times=providers.Singleton(
+            FollowTimes, keepalive=config.events.keepalive, client_grace=config.turn.client_grace
+        ),
     )
     sweep_stale_turns = providers.Singleton(
-        SweepStaleTurns, message_store, task_presence, spawner, event_log, clock, ids, config.turn.worker_lease,
-        config.events.retention,
+        SweepStaleTurns, store=message_store, presence=task_presence, spawner=spawner, events=event_log, clock=clock,
+        ids=ids, worker_lease=config.turn.worker_lease, retention=config.events.retention,
     )
-    stop_task = providers.Singleton(StopTask, task_control, message_store)
-    read_history = providers.Singleton(ReadHistory, message_store)
-    memory_queries = providers.Singleton(MemoryQueries, message_store, embedder)
+    stop_task = providers.Singleton(StopTask, tasks=task_control, store=message_store)
+    read_history = providers.Singleton(ReadHistory, store=message_store)
+    memory_queries = providers.Singleton(MemoryQueries, store=message_store, embedder=embedder)
 
     document_limits = providers.Singleton(
-        DocumentLimits, config.knowledge.max_document_bytes, config.knowledge.chunk_size,
-        config.knowledge.chunk_overlap,
+        DocumentLimits, max_bytes=config.knowledge.max_document_bytes, chunk_size=config.knowledge.chunk_size,
+        chunk_overlap=config.knowledge.chunk_overlap,
     )
-    create_dataset = providers.Singleton(CreateDataset, knowledge_base, clock, ids)
-    add_document = providers.Singleton(AddDocument, knowledge_base, embedder, ids, document_limits)
-    describe_dataset = providers.Singleton(DescribeDataset, knowledge_base, knowledge_base)
+    create_dataset = providers.Singleton(CreateDataset, knowledge=knowledge_base, clock=clock, ids=ids)
+    add_document = providers.Singleton(
+        AddDocument, knowledge=knowledge_base, embedder=embedder, ids=ids, limits=document_limits
+    )
+    describe_dataset = providers.Singleton(DescribeDataset, knowledge=knowledge_base, inventory=knowledge_base)
 
     secrets = providers.Singleton(TokenSecrets)
-    api_key_store = providers.Singleton(SqlAlchemyApiKeyStore, database)
-    authenticate = providers.Singleton(Authenticate, api_key_store, require_keys=config.auth.require_keys)
-    create_api_key = providers.Singleton(CreateApiKey, api_key_store, secrets, clock, ids)
-    list_api_keys = providers.Singleton(ListApiKeys, api_key_store)
-    revoke_api_key = providers.Singleton(RevokeApiKey, api_key_store, clock)
+    api_key_store = providers.Singleton(SqlAlchemyApiKeyStore, database=database)
+    authenticate = providers.Singleton(Authenticate, keys=api_key_store, require_keys=config.auth.require_keys)
+    create_api_key = providers.Singleton(CreateApiKey, keys=api_key_store, secrets=secrets, clock=clock, ids=ids)
+    list_api_keys = providers.Singleton(ListApiKeys, keys=api_key_store)
+    revoke_api_key = providers.Singleton(RevokeApiKey, keys=api_key_store, clock=clock)

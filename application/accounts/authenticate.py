@@ -8,10 +8,14 @@ locally; a wrong key is refused in both modes.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from application.errors import Unauthorized
-from application.ports.api_keys import ApiKeyStore
 from domain.accounts import hash_api_key, looks_like_key
 from domain.ids import OwnerId
+
+if TYPE_CHECKING:
+    from application.ports.api_keys import ApiKeyStore
 
 LOCAL_OWNER = OwnerId("local")
 HOW_TO_AUTHENTICATE = (

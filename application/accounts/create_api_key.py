@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from application.errors import InvalidInput
-from application.ports.api_keys import ApiKeyStore, SecretSource
-from application.ports.runtime import Clock, IdGenerator
 from domain.accounts import ApiKey, ApiKeyId, check_owner, hash_api_key, make_raw_key
 from domain.errors import DomainError
 from domain.ids import OwnerId
+
+if TYPE_CHECKING:
+    from application.ports.api_keys import ApiKeyStore, SecretSource
+    from application.ports.runtime import Clock, IdGenerator
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from application.ports.api_keys import ApiKeyStore
-from domain.accounts import ApiKey
-from domain.ids import OwnerId
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from application.ports.api_keys import ApiKeyStore
+    from domain.accounts import ApiKey
+    from domain.ids import OwnerId
 
 
 class ListApiKeys:

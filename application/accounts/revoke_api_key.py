@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from application.errors import NotFound
-from application.ports.api_keys import ApiKeyStore
-from application.ports.runtime import Clock
-from domain.accounts import ApiKey, ApiKeyId
+
+if TYPE_CHECKING:
+    from application.ports.api_keys import ApiKeyStore
+    from application.ports.runtime import Clock
+    from domain.accounts import ApiKey, ApiKeyId
 
 
 class RevokeApiKey:

@@ -1,25 +1,28 @@
-"""The model ↔ tools loop of one turn (ARCHITECTURE.md §2 loop rules, §3 step 5)."""
+"""The model ↔ tools loop of one turn (docs/ARCHITECTURE.md §2 loop rules, §3 step 5)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from application.chat_turn.tool_executor import ToolExecutor
-from application.chat_turn.turn_events import TurnEvents
-from application.chat_turn.turn_tools import TurnTools
-from application.ports.chat_model import ChatModel
-from application.ports.runtime import IdGenerator, Tokenizer
 from domain.agent import AgentMode
-from domain.ids import ThoughtId
 from domain.messages import Block, Msg, Role, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 from domain.react import parse_react_output, react_instructions
 from domain.text import storable, storable_value
 from domain.thoughts import ThoughtEvent
 from domain.tools import ToolCall, ToolResult, ToolSpec
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from application.chat_turn.tool_executor import ToolExecutor
+    from application.chat_turn.turn_events import TurnEvents
+    from application.chat_turn.turn_tools import TurnTools
+    from application.ports.chat_model import ChatModel
+    from application.ports.runtime import IdGenerator, Tokenizer
+    from domain.ids import ThoughtId
 
 ANSWER_NOW = "You have used all tool rounds. Answer the user now from what you have, without tools."
 
@@ -82,6 +85,10 @@ class AgentLoop:
     @property
     def tools(self) -> list[ToolSpec]:
         return self._tools.specs
+
+    @property
+    def model(self) -> ChatModel:
+        return self._model
 
     async def run(
         self, messages: list[Msg], mode: AgentMode, max_rounds: int, stream_thoughts: bool = True

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from application.ports.event_log import LoggedEvent
 from domain.conversation import MessageStatus
 from domain.thoughts import AgentThought, ThoughtEvent
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from application.ports.event_log import LoggedEvent
 
 _STATUS = {
     ThoughtEvent.AGENT_END: MessageStatus.NORMAL,

@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import TYPE_CHECKING
 
 from application.errors import ApplicationError, EventStoreUnavailable
-from application.ports.event_log import EventLog
-from domain.ids import TaskId
-from domain.thoughts import AgentThought
+
+if TYPE_CHECKING:
+    from application.ports.event_log import EventLog
+    from domain.ids import TaskId
+    from domain.thoughts import AgentThought
 
 log = logging.getLogger(__name__)
 

@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from application.chat_turn.run_chat_turn import RunChatTurn
 from application.chat_turn.turn import ChatRequest, Turn, TurnHandle
 from application.errors import ApplicationError, InvalidInput, NotFound
-from application.ports.agents import AgentConfigs
-from application.ports.event_log import EventLog
-from application.ports.message_store import MessageStore
-from application.ports.runtime import Clock, IdGenerator, TaskSpawner
 from application.ports.task_control import TaskControl, TaskInfo
 from domain.conversation import Conversation, Message, MessageStatus, TurnOutcome
 from domain.ids import ConversationId, MessageId, TaskId
 from domain.messages import Usage
 from domain.text import text_problem
+
+if TYPE_CHECKING:
+    from application.chat_turn.run_chat_turn import RunChatTurn
+    from application.ports.agents import AgentConfigs
+    from application.ports.event_log import EventLog
+    from application.ports.message_store import MessageStore
+    from application.ports.runtime import Clock, IdGenerator, TaskSpawner
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from application.errors import ToolCallFailed
-from application.ports.tools import Invokes
 from domain.tools import RetryPolicy, ToolCall, ToolFailure, ToolResult, failure_result
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from application.ports.tools import Invokes
 
 log = logging.getLogger(__name__)
 

@@ -1,11 +1,10 @@
 """Values shared by the steps of one chat turn."""
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from domain.agent import AgentConfig
 from domain.conversation import Conversation, Message
 from domain.ids import AppId, ConversationId, MessageId, OwnerId, TaskId
-from domain.messages import Usage
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,13 +35,3 @@ class Turn:
     @property
     def handle(self) -> TurnHandle:
         return TurnHandle(self.message.task_id, self.conversation.id, self.message.id)
-
-
-@dataclass(slots=True)
-class TurnTotals:
-    """Running totals of a turn, carried by its closing events."""
-
-    usage: Usage = field(default_factory=Usage)
-
-    def add(self, usage: Usage) -> None:
-        self.usage = self.usage + usage

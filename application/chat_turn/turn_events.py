@@ -2,27 +2,32 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from application.chat_turn.event_sender import EventSender
-from application.chat_turn.turn import Turn
-from application.errors import ApplicationError
-from application.ports.event_log import EventLog
-from application.ports.runtime import Clock, IdGenerator
+from application.ports.task_control import TaskControl, TaskInfo
 from domain.conversation import MessageAgentThought
 from domain.ids import ThoughtId
 from domain.messages import Usage
 from domain.thoughts import AgentThought, ThoughtEvent
 
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from datetime import datetime
+
+    from application.chat_turn.turn import Turn
+    from application.errors import ApplicationError
+    from application.ports.event_log import EventLog
+    from application.ports.runtime import Clock, IdGenerator
+
 
 class TurnEvents:
     """One per running turn: stamps every event with the turn's ids and latency."""
 
-    def __init__(self, turn: Turn, log: EventLog, clock: Clock, ids: IdGenerator) -> None:
+    def __init__(self, turn: Turn, log: EventLog, tasks: TaskControl, clock: Clock, ids: IdGenerator) -> None:
         self._turn = turn
         self._log = log
+        self._tasks = tasks
         self._clock = clock
         self._ids = ids
         self._started = clock.monotonic()
@@ -67,6 +72,13 @@ class TurnEvents:
     async def flush(self) -> None:
         """Until every event published so far is in the log; raises the log's failure, once."""
         await self._sender.flush()
+
+    async def close(self, retention: float) -> None:
+        """Keep the finished turn replayable by its owner for as long as its events are kept."""
+        message = self._turn.message
+        await self._log.close(message.task_id, retention)
+        info = TaskInfo(message.task_id, message.owner, self._turn.conversation.id, message.id)
+        await self._tasks.register(info, retention)
 
     def take_failure(self) -> ApplicationError | None:
         """A failure of the log not raised yet (the turn was cancelled meanwhile), cleared."""

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from application.errors import ToolCallFailed
 from application.knowledge.retrieval import Retrieval, cite
-from application.ports.tools import ToolBox
-from domain.agent import AgentConfig
-from domain.ids import OwnerId
 from domain.thoughts import ThoughtEvent
 from domain.tools import ToolCall, ToolFailure, ToolSpec
+
+if TYPE_CHECKING:
+    from application.ports.tools import ToolBox
+    from domain.agent import AgentConfig
+    from domain.ids import OwnerId
 
 RETRIEVAL_TOOL = "dataset_retrieval"
 RETRIEVAL_SPEC = ToolSpec(
@@ -24,7 +28,7 @@ RETRIEVAL_SPEC = ToolSpec(
 
 class TurnTools:
     def __init__(
-        self, toolbox: ToolBox, retrieval: Retrieval | None, config: AgentConfig, owner: OwnerId
+        self, toolbox: ToolBox, retrieval: Retrieval, config: AgentConfig, owner: OwnerId
     ) -> None:
         self._toolbox = toolbox
         self._retrieval = retrieval if config.dataset_ids else None

@@ -1,7 +1,10 @@
 """Watches a running turn from beside it: a stop request, a client gone, the worker's lease.
 
-The turn's work runs as its own task, so a stop is seen even while the model stalls
-mid-stream; cancelling that task closes the upstream model call, and tokens stop being spent.
+The turn's work (recall, the model stream, tool calls) runs as its own task while `TurnWatch.run`
+polls beside it every `stop_check_interval` (on a grid shared by all turns, so their checks
+batch). A stop is therefore seen even while the model stalls mid-stream: `run` cancels the work
+task, `AgentLoop._step`'s `aclosing` closes the upstream model stream, tokens stop being spent, and
+`StopRequested` tells `RunChatTurn` to save the partial answer with status `stop`.
 """
 
 from __future__ import annotations
@@ -9,15 +12,18 @@ from __future__ import annotations
 import asyncio
 import enum
 import logging
-from collections.abc import Coroutine
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from application.errors import ApplicationError
-from application.ports.runtime import Clock
-from application.ports.task_control import TaskControl
-from application.ports.task_presence import TaskPresence
-from domain.ids import TaskId
+
+if TYPE_CHECKING:
+    from collections.abc import Coroutine
+
+    from application.ports.runtime import Clock
+    from application.ports.task_control import TaskControl
+    from application.ports.task_presence import TaskPresence
+    from domain.ids import TaskId
 
 log = logging.getLogger(__name__)
 

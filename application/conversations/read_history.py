@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from application.errors import InvalidInput, NotFound
-from application.ports.message_store import MessageStore
-from domain.conversation import Message, MessageAgentThought
-from domain.ids import ConversationId, MessageId, OwnerId
+
+if TYPE_CHECKING:
+    from application.ports.message_store import MessageStore
+    from domain.conversation import Message, MessageAgentThought
+    from domain.ids import ConversationId, MessageId, OwnerId
 
 MAX_PAGE = 100
 

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from application.errors import InvalidInput, NotFound
 from application.knowledge.documents import AddedDocument, DocumentLimits, document_name, document_text, document_type
-from application.ports.embedder import Embedder
-from application.ports.knowledge_base import KnowledgeBase
-from application.ports.runtime import IdGenerator
-from domain.ids import OwnerId
 from domain.knowledge import Chunk, split_into_chunks
+
+if TYPE_CHECKING:
+    from application.ports.embedder import Embedder
+    from application.ports.knowledge_base import KnowledgeBase
+    from application.ports.runtime import IdGenerator
+    from domain.ids import OwnerId
 
 
 class AddDocument:

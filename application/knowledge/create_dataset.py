@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from application.errors import InvalidInput
-from application.ports.knowledge_base import KnowledgeBase
-from application.ports.runtime import Clock, IdGenerator
 from domain.errors import DomainError
-from domain.ids import OwnerId
 from domain.knowledge import Dataset
+
+if TYPE_CHECKING:
+    from application.ports.knowledge_base import KnowledgeBase
+    from application.ports.runtime import Clock, IdGenerator
+    from domain.ids import OwnerId
 
 
 class CreateDataset:

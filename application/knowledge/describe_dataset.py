@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from application.errors import NotFound
 from application.knowledge.documents import DatasetSummary
-from application.ports.dataset_inventory import DatasetInventory
-from application.ports.knowledge_base import KnowledgeBase
-from domain.ids import OwnerId
+
+if TYPE_CHECKING:
+    from application.ports.dataset_inventory import DatasetInventory
+    from application.ports.knowledge_base import KnowledgeBase
+    from domain.ids import OwnerId
 
 
 class DescribeDataset:

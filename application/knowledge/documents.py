@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from application.errors import InvalidInput, PayloadTooLarge, UnsupportedMediaType
-from domain.knowledge import Dataset
 from domain.text import text_problem
+
+if TYPE_CHECKING:
+    from domain.knowledge import Dataset
 
 PLAIN = "text/plain"
 MARKDOWN = "text/markdown"

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from application.ports.embedder import Embedder
-from application.ports.knowledge_base import KnowledgeBase
-from domain.agent import AgentConfig
-from domain.ids import OwnerId
-from domain.knowledge import ScoredChunk
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from application.ports.embedder import Embedder
+    from application.ports.knowledge_base import KnowledgeBase
+    from domain.agent import AgentConfig
+    from domain.ids import OwnerId
+    from domain.knowledge import ScoredChunk
 
 
 class Retrieval:

@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from application.errors import MemoryUnavailable
 from application.ports.embedder import Embedder
-from application.ports.memory_store import EmbeddingCache
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from application.ports.memory_store import EmbeddingCache
 
 log = logging.getLogger(__name__)
 

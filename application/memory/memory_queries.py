@@ -9,13 +9,16 @@ else's conversation is "not found", exactly like one that does not exist.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from application.errors import InvalidInput, NotFound
-from application.ports.embedder import Embedder
-from application.ports.message_store import MessageStore
-from domain.conversation import Conversation, Message
-from domain.ids import ConversationId, OwnerId
 from domain.knowledge import cosine
+
+if TYPE_CHECKING:
+    from application.ports.embedder import Embedder
+    from application.ports.message_store import MessageStore
+    from domain.conversation import Conversation, Message
+    from domain.ids import ConversationId, OwnerId
 
 MAX_QUERY = 2000
 MAX_TOP_K = 50

@@ -1,4 +1,4 @@
-"""Where the memory tiers are kept, beside the durable record (ARCHITECTURE.md §2, §5).
+"""Where the memory tiers are kept, beside the durable record (docs/ARCHITECTURE.md §2, §5).
 
 Four narrow ports. One adapter per backend (in-process, Redis) implements all four, so that
 `MemoryStore.forget` can drop everything a conversation has in one go. Every method raises

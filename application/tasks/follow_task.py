@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from application.errors import NotFound
-from application.ports.event_log import EventLog, LoggedEvent
-from application.ports.runtime import Clock
-from application.ports.task_control import TaskControl, TaskInfo
-from application.ports.task_presence import TaskPresence
-from domain.ids import OwnerId, TaskId
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from application.ports.event_log import EventLog, LoggedEvent
+    from application.ports.runtime import Clock
+    from application.ports.task_control import TaskControl, TaskInfo
+    from application.ports.task_presence import TaskPresence
+    from domain.ids import OwnerId, TaskId
 
 
 @dataclass(frozen=True, slots=True)

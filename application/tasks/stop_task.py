@@ -1,12 +1,21 @@
-"""StopTask: the owner asks a running turn to stop; it notices within one step."""
+"""StopTask: the owner asks a running turn to stop.
+
+This only sets the task's stop flag. The worker running the turn notices it within one check
+interval (`MEMAGENT_TURN__STOP_CHECK_INTERVAL`), even in the middle of a model stream or a tool
+call, and cancels the turn's work there: see application/chat_turn/turn_watch.py.
+"""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from application.errors import Conflict, NotFound
-from application.ports.message_store import MessageStore
-from application.ports.task_control import TaskControl
 from domain.conversation import MessageStatus
-from domain.ids import OwnerId, TaskId
+
+if TYPE_CHECKING:
+    from application.ports.message_store import MessageStore
+    from application.ports.task_control import TaskControl
+    from domain.ids import OwnerId, TaskId
 
 
 class StopTask:

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import logging
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from application.errors import NotFound
-from application.ports.event_log import EventLog
-from application.ports.message_store import MessageStore
-from application.ports.runtime import Clock, IdGenerator, TaskSpawner
-from application.ports.task_presence import TaskPresence
 from domain.conversation import Message, MessageStatus, TurnOutcome
 from domain.ids import ThoughtId
 from domain.messages import Usage
 from domain.thoughts import AgentThought, ThoughtEvent
+
+if TYPE_CHECKING:
+    from application.ports.event_log import EventLog
+    from application.ports.message_store import MessageStore
+    from application.ports.runtime import Clock, IdGenerator, TaskSpawner
+    from application.ports.task_presence import TaskPresence
 
 log = logging.getLogger(__name__)
 

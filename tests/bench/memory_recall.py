@@ -180,7 +180,7 @@ async def play(
     container: Container, settings: Settings, queries: list[str], asks: dict[int, Fact], checkpoints: list[int]
 ) -> dict[str, Any]:
     start, follow, store = container.start_turn(), container.follow_task(), container.message_store()
-    upkeep, count = container.memory_upkeep(), container.tokenizer().count
+    upkeep, count = container.upkeep_scheduler(), container.tokenizer().count
     system_tokens = count(PLATFORM_RULES) + count(settings.agent.preset_prompt)
     conversation: ConversationId | None = None
     history_tokens, tokens, recalled, missed = 0, {}, 0, []

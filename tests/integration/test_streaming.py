@@ -1,5 +1,5 @@
 """Streaming a turn over real HTTP: SSE ids, resuming, replay, keep-alive, stop, client presence,
-one turn at a time, and timeouts (ARCHITECTURE.md §4), against `memagent serve` on SQLite with
+one turn at a time, and timeouts (docs/ARCHITECTURE.md §4), against `memagent serve` on SQLite with
 the in-process backends.
 
 Two services: one on the offline scripted model (slowed to 50 ms per 3-word chunk, so a turn's

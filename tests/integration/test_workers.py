@@ -1,5 +1,5 @@
 """Two `memagent serve` workers sharing one PostgreSQL database and one Redis: a turn started on
-one worker is followed, resumed and stopped through the other (ARCHITECTURE.md §4), over HTTP.
+one worker is followed, resumed and stopped through the other (docs/ARCHITECTURE.md §4), over HTTP.
 """
 
 from __future__ import annotations

@@ -4,15 +4,26 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 
+from application.chat_turn.agent_loop import AgentLoop
 from application.chat_turn.run_chat_turn import RunChatTurn, TurnLimits
 from application.chat_turn.start_chat_turn import InputLimits, StartChatTurn
+from application.chat_turn.tool_executor import ToolExecutor
 from application.chat_turn.turn import ChatRequest, TurnHandle
-from application.chat_turn.turn_watch import WatchTimes
+from application.chat_turn.turn_events import TurnEvents
+from application.chat_turn.turn_parts import TurnParts
+from application.chat_turn.turn_tools import TurnTools
+from application.chat_turn.turn_watch import TurnWatch, WatchTimes
 from application.knowledge.retrieval import Retrieval
 from application.memory.cached_embedder import CachedEmbedder
-from application.memory.memory_upkeep import MemoryUpkeep
-from application.memory.recall_memory import MemoryRecall, ShortTermMemory
+from application.memory.extract_entities import ExtractEntities
+from application.memory.fold_archive import FoldArchive
+from application.memory.long_term_recall import MemoryRecall, SummaryOnlyRecall
+from application.memory.run_upkeep import MemoryUpkeep
+from application.memory.schedule_upkeep import NoUpkeep, UpkeepScheduler
+from application.memory.short_term_memory import ShortTermMemory
+from application.memory.update_summary import UpdateSummary
 from application.tasks.follow_task import FollowTask, FollowTimes
 from domain.agent import AgentConfig
 from domain.ids import AppId, ConversationId, OwnerId
@@ -71,14 +82,26 @@ class Harness:
         self.short_term, self.clock = short_term, clock
         cached = CachedEmbedder(self.embedder, FakeEmbeddingCache())
         self.recall = MemoryRecall(self.memory, self.memory, cached, tokenizer, self.policy)
+        self.fold = FoldArchive(short_term, self.memory, self.summarizer, cached, clock, self.policy)
         self.upkeep = MemoryUpkeep(
-            self.store, short_term, self.memory, self.memory, self.memory, self.summarizer, self.extractor,
-            cached, self.spawner, clock, self.policy,
+            self.memory,
+            ExtractEntities(self.extractor, self.memory, self.policy),
+            UpdateSummary(self.store, self.memory, self.summarizer, clock, self.policy),
+            self.fold,
+            self.policy,
+        )
+        self.scheduler = UpkeepScheduler(self.upkeep, self.spawner)
+        limits = self.limits
+        parts = TurnParts(
+            new_events=partial(TurnEvents, log=self.log, tasks=self.tasks, clock=clock, ids=ids),
+            new_tools=partial(TurnTools, toolbox=self.toolbox, retrieval=Retrieval(self.knowledge, FakeEmbedder())),
+            new_executor=partial(ToolExecutor, policy=limits.retry, timeout=limits.tool_timeout),
+            new_loop=partial(AgentLoop, model=self.model, tokenizer=tokenizer, ids=ids),
+            new_watch=partial(TurnWatch, tasks=self.tasks, presence=self.presence, clock=clock, times=limits.watch),
         )
         self.run_turn = RunChatTurn(
-            self.store, short_term, self.log, self.tasks, self.presence, self.model, self.toolbox, tokenizer,
-            clock, ids, self.limits, Retrieval(self.knowledge, FakeEmbedder()),
-            self.recall if self.memory_tiers else None, self.upkeep if self.memory_tiers else None,
+            self.store, short_term, self.recall if self.memory_tiers else SummaryOnlyRecall(),
+            self.scheduler if self.memory_tiers else NoUpkeep(), parts, limits,
         )
         self.start = StartChatTurn(
             self.store, FakeAgentConfigs(self.config), self.tasks, self.log, self.run_turn, self.spawner,

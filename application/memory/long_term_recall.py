@@ -1,7 +1,6 @@
-"""Recall (§3 step 3): the short-term window, then entities, the rolling summary and the archive.
+"""Recall of the long-term and entity tiers (docs/ARCHITECTURE.md §3 step 3).
 
-The short-term store holds every completed turn not archived yet; the prompt gets its last
-`dialog_round` turns within the token budget. Long-term and entity memory fill the system
+The short-term window comes from `short_term_memory`. Long-term and entity memory fill the system
 prompt in priority order (entities, summary, archive entries by similarity to the query)
 within `MemoryPolicy.recall_max_tokens`; the `long_term_memory_recall` event says what was
 recalled and why.
@@ -12,69 +11,27 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol
 
+from application.best_effort import best_effort
 from application.errors import ApplicationError
-from application.ports.embedder import Embedder
-from application.ports.memory_store import EntityMemory, MemoryStore
-from application.ports.message_store import MessageStore
-from application.ports.runtime import Tokenizer
-from domain.agent import AgentConfig
-from domain.conversation import Conversation, Message
-from domain.ids import ConversationId
-from domain.memory import MemoryPolicy, check_history, history_from_turns, recent_window, turn_pair
-from domain.memory_archive import ArchiveEntry, RankedEntry, newest_entries, rank_archive, unarchived
+from domain.memory import MemoryPolicy
+from domain.memory_archive import ArchiveEntry, RankedEntry, newest_entries, rank_archive
 from domain.memory_entities import EntitySheet
 from domain.memory_recall import select_recall
-from domain.messages import Msg
 from domain.prompt import PromptMemory
 
+if TYPE_CHECKING:
+    from application.ports.embedder import Embedder
+    from application.ports.memory_store import EntityMemory, MemoryStore
+    from application.ports.runtime import Tokenizer
+    from domain.agent import AgentConfig
+    from domain.conversation import Conversation
+    from domain.ids import ConversationId
+    from domain.messages import Msg
+
 log = logging.getLogger(__name__)
-T = TypeVar("T")
-
-
-class ShortTermMemory:
-    """The short-term tier: served from the memory store, rebuilt from the record on a miss."""
-
-    def __init__(
-        self, store: MessageStore, memory: MemoryStore, tokenizer: Tokenizer, policy: MemoryPolicy | None = None
-    ) -> None:
-        self._store = store
-        self._memory = memory
-        self._tokenizer = tokenizer
-        self._policy = policy or MemoryPolicy()
-
-    async def window(self, conversation: Conversation, config: AgentConfig) -> list[Msg]:
-        """What the prompt gets: the last `dialog_round` completed turns, within the token budget."""
-        stored = await self.stored(conversation.id, config)
-        return recent_window(stored, config.dialog_round, config.history_max_tokens, self._tokenizer.count)
-
-    async def stored(self, conversation_id: ConversationId, config: AgentConfig) -> list[Msg]:
-        """The short-term store: completed turns not archived yet, oldest first."""
-        cached = await self._memory.get_window(conversation_id)
-        if cached is None:
-            cached = await self._rebuild(conversation_id, config)
-        check_history(cached)
-        return cached
-
-    async def remember(self, finished: Message, config: AgentConfig) -> None:
-        """Add a finished turn to the short-term store; only completed turns are history."""
-        if not finished.is_completed_turn:
-            return
-        # On a miss nothing is written: the next read rebuilds from the record, which holds this turn.
-        await self._memory.append_to_window(finished.conversation_id, turn_pair(finished))
-
-    async def _rebuild(self, conversation_id: ConversationId, config: AgentConfig) -> list[Msg]:
-        turns = await self._store.recent_messages(conversation_id, self._policy.rebuild_turns(config.dialog_round))
-        window = history_from_turns(unarchived(turns, await self._memory.archive(conversation_id)))
-        return await self._memory.restore_window(conversation_id, window)
-
-
-def long_term_memory(conversation: Conversation) -> PromptMemory:
-    """Long-term memory without the archive and entity tiers: the rolling summary only."""
-    return PromptMemory(summary=conversation.summary)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +45,25 @@ class Recall:
         return json.dumps(self.report, ensure_ascii=False)
 
 
-class MemoryRecall:
+class LongTermRecall(Protocol):
+    async def recall(
+        self, conversation: Conversation, config: AgentConfig, query: str, window: list[Msg]
+    ) -> Recall:
+        """What long-term and entity memory give the turn's prompt, and the report of why."""
+        ...
+
+
+class SummaryOnlyRecall(LongTermRecall):
+    """Without the archive and entity tiers: the rolling summary only."""
+
+    async def recall(
+        self, conversation: Conversation, config: AgentConfig, query: str, window: list[Msg]
+    ) -> Recall:
+        memory = PromptMemory(summary=conversation.summary)
+        return Recall(memory, {"short_term_messages": len(window), "summary": memory.summary})
+
+
+class MemoryRecall(LongTermRecall):
     """The long-term and entity tiers at recall time.
 
     A memory backend or embedder that fails costs its tier, never the turn: the report names
@@ -114,14 +89,16 @@ class MemoryRecall:
     ) -> Recall:
         policy, problems = self._policy, list[str]()
         # Both tiers at once: with a memory server, one round trip of waiting instead of two.
-        archive_problems: list[str] = []
         async with asyncio.TaskGroup() as reads:
             sheet_read = reads.create_task(
-                _safely(self._entities.entity_sheet(conversation.id), EntitySheet(), "entities", problems)
+                best_effort(self._entities.entity_sheet(conversation.id), EntitySheet(), "recall of entities")
             )
-            archive_read = reads.create_task(_safely(self._archive(conversation.id), [], "archive", archive_problems))
-        sheet, stored = sheet_read.result(), archive_read.result()
-        problems.extend(archive_problems)  # in a fixed order, whichever read ended first
+            archive = best_effort(self._archive(conversation.id), list[ArchiveEntry](), "recall of the archive")
+            archive_read = reads.create_task(archive)
+        (sheet, sheet_problem), (stored, archive_problem) = sheet_read.result(), archive_read.result()
+        # In a fixed order, whichever read ended first.
+        problems.extend(f"{tier}: {why}" for tier, why in (("entities", sheet_problem), ("archive", archive_problem))
+                        if why is not None)
         entries = [e for e in stored if e.summary.strip()]  # a batch of small talk folds to nothing
         ranked, ranking = await self._rank(entries, query, problems)
         # `summary_enabled` governs the upkeep; a summary already there (say, from before) is recalled.
@@ -183,12 +160,3 @@ class MemoryRecall:
             problems.append(f"archive: similarity unavailable ({reason}); the newest entries were used")
             return newest_entries(entries, top_k), "newest first (similarity unavailable)"
         return ranked, f"top {top_k} by cosine similarity to the query ({self._embedder.name})"
-
-
-async def _safely(work: Awaitable[T], fallback: T, tier: str, problems: list[str]) -> T:
-    try:
-        return await work
-    except ApplicationError as failure:
-        log.warning("recall of %s failed, going on without it: %s", tier, failure.message)
-        problems.append(f"{tier}: {failure.message}")
-        return fallback

@@ -1,0 +1,48 @@
+"""The objects that live for one turn, and the factories that make them.
+
+The container fills `TurnParts` with its factories (docs/ARCHITECTURE.md §5), so `RunChatTurn`
+takes one collaborator for all of them and never builds an object itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from application.chat_turn.agent_loop import AgentLoop
+    from application.chat_turn.tool_executor import ToolExecutor
+    from application.chat_turn.turn import Turn
+    from application.chat_turn.turn_events import TurnEvents
+    from application.chat_turn.turn_tools import TurnTools
+    from application.chat_turn.turn_watch import TurnWatch
+
+
+@dataclass(frozen=True, slots=True)
+class TurnKit:
+    """One turn's events, loop (with its tools) and watch."""
+
+    events: TurnEvents
+    loop: AgentLoop
+    watch: TurnWatch
+
+
+@dataclass(frozen=True, slots=True)
+class TurnParts:
+    """Each factory is called with the per-turn values by keyword, its other arguments bound:
+    `new_events(turn=)`, `new_tools(config=, owner=)`, `new_executor(toolbox=)`,
+    `new_loop(tools=, executor=, events=)`, `new_watch(task_id=)`."""
+
+    new_events: Callable[..., TurnEvents]
+    new_tools: Callable[..., TurnTools]
+    new_executor: Callable[..., ToolExecutor]
+    new_loop: Callable[..., AgentLoop]
+    new_watch: Callable[..., TurnWatch]
+
+    def for_turn(self, turn: Turn) -> TurnKit:
+        events = self.new_events(turn=turn)
+        tools = self.new_tools(config=turn.config, owner=turn.message.owner)
+        loop = self.new_loop(tools=tools, executor=self.new_executor(toolbox=tools), events=events)
+        return TurnKit(events, loop, self.new_watch(task_id=turn.message.task_id))

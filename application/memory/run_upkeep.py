@@ -1,0 +1,98 @@
+"""Memory upkeep of finished turns (docs/ARCHITECTURE.md §3 step 7): entities, the rolling summary,
+archive compaction, under one lock per conversation.
+
+The jobs are their own use cases (`extract_entities`, `update_summary`, `fold_archive`); when
+they run is `schedule_upkeep`'s business. Each job fails alone (`best_effort`), logged, and never
+fails the turn: the summary's cursor and the fold's compare-and-set make a later run catch up.
+
+One upkeep at a time per conversation (`UpkeepLedger.exclusive`), across processes when the
+backend is shared.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from application.best_effort import best_effort
+from application.errors import ApplicationError
+from domain.memory_summary import SUMMARY_CATCH_UP
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from application.memory.extract_entities import ExtractEntities
+    from application.memory.fold_archive import FoldArchive
+    from application.memory.update_summary import UpdateSummary
+    from application.ports.memory_store import UpkeepLedger
+    from domain.agent import AgentConfig
+    from domain.conversation import Message
+    from domain.memory import MemoryPolicy
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class PendingUpkeep:
+    """Finished turns of one conversation that one upkeep takes care of; the newest config wins.
+
+    Turns may join until the upkeep holds the conversation's lock (`closed`)."""
+
+    config: AgentConfig
+    turns: list[Message]
+    closed: bool = field(default=False)
+
+
+class MemoryUpkeep:
+    def __init__(
+        self,
+        ledger: UpkeepLedger,
+        extract_entities: ExtractEntities,
+        update_summary: UpdateSummary,
+        fold_archive: FoldArchive,
+        policy: MemoryPolicy,
+    ) -> None:
+        self._ledger = ledger
+        self._extract = extract_entities
+        self._summarize = update_summary
+        self._fold = fold_archive
+        self._policy = policy
+
+    @property
+    def extracts_inline(self) -> bool:
+        return self._policy.inline_entities
+
+    async def extract_inline(self, finished: Message) -> None:
+        """Inline entity extraction, before the turn's terminal event. Never raises."""
+        await best_effort(self._extract(finished), 0, f"entity extraction of conversation {finished.conversation_id}")
+
+    async def run(self, config: AgentConfig, finished: Sequence[Message]) -> None:
+        """The whole upkeep of finished turns of one conversation, oldest first. Never raises
+        (but lets cancellation through)."""
+        if finished:
+            await self.run_pending(PendingUpkeep(config, list(finished)))
+
+    async def run_pending(self, pending: PendingUpkeep) -> None:
+        conversation_id = pending.turns[0].conversation_id
+        try:
+            async with self._ledger.exclusive(conversation_id):
+                pending.closed = True  # a turn finishing from now on needs an upkeep of its own
+                await self._jobs(pending.config, pending.turns)
+        except ApplicationError as failure:  # the lock or the upkeep state could not be had
+            log.warning("memory upkeep of conversation %s skipped: %s", conversation_id, failure.message)
+        finally:
+            pending.closed = True
+
+    async def _jobs(self, config: AgentConfig, turns: Sequence[Message]) -> None:
+        conversation_id = turns[-1].conversation_id
+        state = await self._ledger.upkeep_state(conversation_id)
+        if not self._policy.inline_entities:
+            for finished in turns:
+                if state.forgotten_at is None or finished.created_at > state.forgotten_at:
+                    await best_effort(self._extract(finished), 0, f"entity extraction of {conversation_id}")
+        if config.summary_enabled:
+            # Enough recent turns to find the cursor before the oldest of this batch.
+            catch_up = max(SUMMARY_CATCH_UP, len(turns) + 1)
+            await best_effort(self._summarize(turns[-1], state, catch_up), None, f"summary of {conversation_id}")
+        await best_effort(self._fold(config, conversation_id), [], f"archive compaction of {conversation_id}")

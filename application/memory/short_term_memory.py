@@ -1,0 +1,57 @@
+"""The short-term tier: completed turns not archived yet, served from the memory store.
+
+The memory store is a cache of the record: a miss is rebuilt from the message store.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from domain.memory import MemoryPolicy, check_history, history_from_turns, recent_window, turn_pair
+from domain.memory_archive import unarchived
+
+if TYPE_CHECKING:
+    from application.ports.memory_store import MemoryStore
+    from application.ports.message_store import MessageStore
+    from application.ports.runtime import Tokenizer
+    from domain.agent import AgentConfig
+    from domain.conversation import Conversation, Message
+    from domain.ids import ConversationId
+    from domain.messages import Msg
+
+
+class ShortTermMemory:
+    """The short-term tier: served from the memory store, rebuilt from the record on a miss."""
+
+    def __init__(
+        self, store: MessageStore, memory: MemoryStore, tokenizer: Tokenizer, policy: MemoryPolicy | None = None
+    ) -> None:
+        self._store = store
+        self._memory = memory
+        self._tokenizer = tokenizer
+        self._policy = policy or MemoryPolicy()
+
+    async def window(self, conversation: Conversation, config: AgentConfig) -> list[Msg]:
+        """What the prompt gets: the last `dialog_round` completed turns, within the token budget."""
+        stored = await self.stored(conversation.id, config)
+        return recent_window(stored, config.dialog_round, config.history_max_tokens, self._tokenizer.count)
+
+    async def stored(self, conversation_id: ConversationId, config: AgentConfig) -> list[Msg]:
+        """The short-term store: completed turns not archived yet, oldest first."""
+        cached = await self._memory.get_window(conversation_id)
+        if cached is None:
+            cached = await self._rebuild(conversation_id, config)
+        check_history(cached)
+        return cached
+
+    async def remember(self, finished: Message, config: AgentConfig) -> None:
+        """Add a finished turn to the short-term store; only completed turns are history."""
+        if not finished.is_completed_turn:
+            return
+        # On a miss nothing is written: the next read rebuilds from the record, which holds this turn.
+        await self._memory.append_to_window(finished.conversation_id, turn_pair(finished))
+
+    async def _rebuild(self, conversation_id: ConversationId, config: AgentConfig) -> list[Msg]:
+        turns = await self._store.recent_messages(conversation_id, self._policy.rebuild_turns(config.dialog_round))
+        window = history_from_turns(unarchived(turns, await self._memory.archive(conversation_id)))
+        return await self._memory.restore_window(conversation_id, window)
