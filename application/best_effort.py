@@ -25,12 +25,15 @@ T = TypeVar("T")
 F = TypeVar("F")
 
 
-async def best_effort(work: Awaitable[T], fallback: F, what: str) -> tuple[T | F, str | None]:
-    """(the work's result, None), or (fallback, why it failed)."""
+async def best_effort(
+    work: Awaitable[T], fallback: F, what: str, *, retried: bool = False
+) -> tuple[T | F, str | None]:
+    """(the work's result, None), or (fallback, why it failed). `retried`: a later run catches up
+    on a failed port, and the log line says so."""
     try:
         return await work, None
     except ApplicationError as failure:
-        log.warning("%s failed: %s", what, failure.message)
+        log.warning("%s failed%s: %s", what, ", retried later" if retried else "", failure.message)
         return fallback, failure.message
     except DomainError as failure:
         log.warning("%s failed: %s", what, failure)

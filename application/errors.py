@@ -78,6 +78,13 @@ class EventStoreUnavailable(ApplicationError):
     code = "event_log_unavailable"
 
 
+class MalformedRecord(ApplicationError):
+    """A stored record cannot be used as it is, e.g. a conversation's history that does not
+    alternate user/assistant ("history message list format error")."""
+
+    code = "history_format_error"
+
+
 class Unauthorized(ApplicationError):
     """The request carries no valid API key. The message never repeats the key sent."""
 

@@ -55,15 +55,18 @@ class AgentConfig:
     input_review: KeywordReview = field(default_factory=KeywordReview)
     output_review: KeywordReview = field(default_factory=KeywordReview)
     summary_enabled: bool = True
-    stream_thoughts: bool = True
+    stream_thoughts: bool = False
     dataset_ids: tuple[str, ...] = ()
     retrieval_top_k: int = 3
     retrieval_min_score: float = 0.0
+    language: str = "en"  # of the platform's rules around the preset prompt: "en" or "zh"
 
     def __post_init__(self) -> None:
         if self.dialog_round < 0 or self.history_max_tokens < 0:
             raise DomainError("dialog_round and history_max_tokens cannot be negative")
         if self.max_tool_rounds < 0:
             raise DomainError("max_tool_rounds cannot be negative")
+        if self.language not in ("en", "zh"):
+            raise DomainError(f"language must be 'en' or 'zh', not {self.language!r}")
         if self.retrieval_top_k < 1 or not -1.0 <= self.retrieval_min_score <= 1.0:
             raise DomainError("retrieval_top_k must be >= 1 and retrieval_min_score within -1..1")

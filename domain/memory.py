@@ -36,14 +36,6 @@ QUERY_SUFFIX = ":query"
 ANSWER_SUFFIX = ":answer"
 
 
-def completed_turns(messages: Sequence[Message], dialog_round: int) -> list[Message]:
-    """The last `dialog_round` turns that finished normally with an answer, oldest first."""
-    if dialog_round < 0:
-        raise DomainError("dialog_round cannot be negative")
-    done = [m for m in messages if m.is_completed_turn]
-    return done[-dialog_round:] if dialog_round else []
-
-
 def turn_pair(message: Message) -> tuple[Msg, Msg]:
     """One completed turn as the user/assistant pair a model sees."""
     if not message.is_completed_turn:
@@ -88,13 +80,6 @@ def trim_history(history: Sequence[Msg], max_tokens: int, count: TokenCounter) -
         total -= sizes[start] + sizes[start + 1]
         start += 2
     return list(history[start:])
-
-
-def short_term_window(
-    messages: Sequence[Message], dialog_round: int, max_tokens: int, count: TokenCounter
-) -> list[Msg]:
-    """The short-term tier: recent completed turns as pairs, within the token budget."""
-    return trim_history(history_from_turns(completed_turns(messages, dialog_round)), max_tokens, count)
 
 
 def recent_window(stored: Sequence[Msg], dialog_round: int, max_tokens: int, count: TokenCounter) -> list[Msg]:

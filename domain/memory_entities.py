@@ -44,6 +44,11 @@ class Entity:
 
 MAX_ENTITY_TYPE = 64
 MAX_ENTITY_VALUE = 500
+# The extractor's intent is kept as the entity of this type: the conversation's current task
+# ("book", "correct"…), which makes a follow-up like "change it to Saturday" interpretable.
+# Turns that carry no task (small talk) leave the intent as it was.
+INTENT_TYPE = "intent"
+TASKLESS_INTENTS = frozenset({"", "chat", "small_talk"})
 ENTITY_HISTORY_LIMIT = 200  # superseded values kept per conversation, oldest dropped first
 
 
@@ -116,6 +121,11 @@ class EntitySheet:
     def for_prompt(self, min_confidence: float) -> tuple[Entity, ...]:
         """Current, confident entities by type — a stable order keeps prompts cache-friendly."""
         return tuple(sorted((e for e in self.current if e.reaches_prompt(min_confidence)), key=lambda e: e.type))
+
+    @property
+    def intent(self) -> Entity | None:
+        """The conversation's latest intent, if a turn stated one."""
+        return next((e for e in self.current if e.type == INTENT_TYPE), None)
 
     def below(self, min_confidence: float) -> tuple[Entity, ...]:
         return tuple(sorted((e for e in self.current if not e.reaches_prompt(min_confidence)), key=lambda e: e.type))

@@ -106,11 +106,16 @@ def _block(data: Mapping[str, Any]) -> Block:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """Tokens and price of one model call."""
+    """Tokens and price of one model call, or of several added up.
+
+    `estimated`: some of the tokens were counted here, with the local tokenizer, because the
+    model server reported none (a reply without usage, or a stream cut by a stop or a timeout).
+    """
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
     price: float = 0.0
+    estimated: bool = False
 
     def __post_init__(self) -> None:
         if self.prompt_tokens < 0 or self.completion_tokens < 0 or self.price < 0:
@@ -125,6 +130,7 @@ class Usage:
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,
             self.price + other.price,
+            self.estimated or other.estimated,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -132,6 +138,7 @@ class Usage:
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "price": self.price,
+            "estimated": self.estimated,
         }
 
     @classmethod
@@ -140,6 +147,7 @@ class Usage:
             int(data.get("prompt_tokens", 0)),
             int(data.get("completion_tokens", 0)),
             float(data.get("price", 0.0)),
+            bool(data.get("estimated", False)),
         )
 
 

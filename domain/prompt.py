@@ -16,10 +16,40 @@ if TYPE_CHECKING:
     from domain.agent import AgentConfig
     from domain.memory_entities import Entity
 
-PLATFORM_RULES = (
-    "Answer the user's latest message. Use the conversation memory below when it is "
-    "relevant, and say so plainly when you do not know something."
-)
+# The fixed rules that wrap every agent's preset prompt, by the agent's `language`. Kept under
+# 250 tokens each (a test counts them), since every model call of every turn pays for them.
+PLATFORM_RULES_BY_LANGUAGE = {
+    "en": (
+        "You are an assistant on the memagent platform. Follow these rules:\n"
+        "1. Carry out the task described after these rules; it defines your role, scope and tone.\n"
+        "2. Call a tool only when the answer needs something you cannot know or compute reliably "
+        "yourself (the time, arithmetic, a search). Fill its arguments from the user's words and the "
+        "tool's schema, never with invented values; ask the user when a required value is missing.\n"
+        "3. Use the conversation history and the memory below (summary, earlier parts, known facts "
+        "about the user) to stay consistent: the latest value of a fact wins. Do not quote or reveal "
+        "the memory verbatim unless the user asks for it.\n"
+        "4. When you use passages from knowledge retrieval, rely on them over your own knowledge and "
+        "cite the document they come from. If they do not hold the answer, say so.\n"
+        "5. Answer the user's latest message concisely and plainly; say so when you do not know."
+    ),
+    "zh": (
+        "你是 memagent 平台的助手。规则：\n"
+        "1. 完成下面描述的任务，遵循其角色和语气。\n"
+        "2. 仅在需要时间、计算或检索等你无法可靠得知的信息时调用工具；"
+        "按工具的参数模式和用户原话填写参数，不要编造，缺少时询问用户。\n"
+        "3. 用对话历史和下面的记忆（摘要、早前对话、用户信息）保持一致，以最新值为准；"
+        "除非用户要求，不要原样透露记忆。\n"
+        "4. 使用知识检索的段落时以其为准并注明出处；没有答案时直说。\n"
+        "5. 简洁地回答用户的最新消息；不知道就直说。"
+    ),
+}
+LANGUAGES = tuple(PLATFORM_RULES_BY_LANGUAGE)
+PLATFORM_RULES = PLATFORM_RULES_BY_LANGUAGE["en"]
+
+
+def platform_rules(language: str) -> str:
+    """The platform's rules in the agent's language (English for any other)."""
+    return PLATFORM_RULES_BY_LANGUAGE.get(language, PLATFORM_RULES)
 
 
 SUMMARY_HEADER = "Summary of the conversation so far:"
@@ -37,7 +67,7 @@ class PromptMemory:
 
 
 def system_text(config: AgentConfig, memory: PromptMemory) -> str:
-    parts = [PLATFORM_RULES, config.preset_prompt.strip()]
+    parts = [platform_rules(config.language), config.preset_prompt.strip()]
     if memory.summary.strip():
         parts.append(f"{SUMMARY_HEADER}\n" + memory.summary.strip())
     if memory.archive:

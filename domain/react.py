@@ -45,7 +45,7 @@ def react_instructions(tools: list[ToolSpec]) -> str:
     return (
         "You can use these tools:\n"
         f"{described}\n\n"
-        "To use one, think step by step, then end your reply with exactly one block:\n"
+        "To use one, reply with exactly this block and nothing before or after it:\n"
         '```json\n{"name": "<tool name>", "args": {<arguments>}}\n```\n'
         "You will get the result in the next message. When you can answer, reply "
         "with the answer only, without a JSON block."

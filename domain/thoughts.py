@@ -24,7 +24,6 @@ class ThoughtEvent(enum.StrEnum):
     STOP = "stop"
     ERROR = "error"
     TIMEOUT = "timeout"
-    PING = "ping"
 
     @property
     def is_terminal(self) -> bool:
@@ -56,6 +55,7 @@ class AgentThought:
     answer_token_count: int = 0
     total_token_count: int = 0
     total_price: float = 0.0
+    tokens_estimated: bool = False  # some tokens counted locally (see `Usage.estimated`)
     latency: float = 0.0
 
     def __post_init__(self) -> None:

@@ -14,9 +14,13 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class ToolSpec:
+    """A tool as a model is offered it. `sequential`: its calls change something (a booking, a
+    file) and must not overlap: they run one after another, after the round's other calls."""
+
     name: str
     description: str
     parameters: Mapping[str, Any] = field(default_factory=lambda: {"type": "object"})
+    sequential: bool = False
 
     def __post_init__(self) -> None:
         if not self.name or not all(c.isalnum() or c in "_-." for c in self.name):

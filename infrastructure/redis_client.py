@@ -20,7 +20,7 @@ by design; the event log guards those reads with its own deadline instead.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
 from redis.asyncio import BlockingConnectionPool, Redis
@@ -29,7 +29,12 @@ from redis.backoff import ExponentialWithJitterBackoff
 from redis.driver_info import DriverInfo
 from redis.exceptions import RedisError
 
-from application.errors import ApplicationError
+from infrastructure.errors import RedisUnreachable
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from application.errors import ApplicationError
 
 URL_SETTING = "MEMAGENT_REDIS__URL"
 DEFAULT_URL = "redis://127.0.0.1:6379/0"
@@ -39,12 +44,6 @@ DEFAULT_PREFIX = "memagent:"
 # socket layer and asyncio deadlines surface builtin ConnectionError/TimeoutError,
 # which are OSErrors.
 REDIS_FAILURES: tuple[type[BaseException], ...] = (RedisError, OSError)
-
-
-class RedisUnreachable(ApplicationError):
-    """Redis did not answer the start-up check."""
-
-    code = "redis_unavailable"
 
 
 def redact_url(url: str) -> str:

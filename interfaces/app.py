@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
 
@@ -14,6 +14,9 @@ from interfaces.http.errors import install_error_handlers
 from interfaces.lifecycle import stale_turn_sweeper, start_backends, stop_backends
 from interfaces.mcp_server import bearer_owner, build_mcp_server, mcp_http_app, mcp_sessions
 from interfaces.settings import Settings
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
 
 log = logging.getLogger(__name__)
 

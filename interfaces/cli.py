@@ -7,8 +7,7 @@ import asyncio
 import ipaddress
 import logging
 import sys
-from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from application.errors import ApplicationError
 from domain.accounts import ApiKeyId
@@ -16,9 +15,13 @@ from domain.ids import OwnerId
 from infrastructure.models.scripted_model import HOW_TO_CONFIGURE
 from infrastructure.persistence.migrate import run_migrations
 from interfaces.app import build_container, create_app
-from interfaces.container import Container
 from interfaces.lifecycle import start_backends, stop_backends
 from interfaces.settings import Settings
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from interfaces.container import Container
 
 
 def _parser() -> argparse.ArgumentParser:

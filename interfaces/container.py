@@ -92,6 +92,8 @@ def default_agent(agent: dict) -> AgentConfig:  # type: ignore[type-arg]
         retrieval_top_k=agent.get("retrieval_top_k", 3),
         retrieval_min_score=agent.get("retrieval_min_score", 0.0),
         summary_enabled=agent.get("summary_enabled", True),
+        stream_thoughts=agent.get("stream_thoughts", False),
+        language=agent.get("language", "en"),
     )
 
 

@@ -5,11 +5,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 from application.errors import ApplicationError
-from interfaces.container import Container
-from interfaces.settings import Settings
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from interfaces.container import Container
+    from interfaces.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -18,23 +18,26 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
-from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from application.chat_turn.aggregate_turn import aggregate
 from application.chat_turn.turn import ChatRequest
-from application.errors import ApplicationError, Unauthorized
-from domain.conversation import Message
+from application.errors import ApplicationError
 from domain.ids import ConversationId, OwnerId
-from interfaces.container import Container
+from interfaces.http.errors import policy_response
 from interfaces.http.schemas import turn_result_data
 from interfaces.lifecycle import start_backends, stop_backends
-from interfaces.settings import Settings
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Receive, Scope, Send
+
+    from domain.conversation import Message
+    from interfaces.container import Container
+    from interfaces.settings import Settings
 
 OwnerOf = Callable[[Mapping[str, str] | None], Awaitable[OwnerId]]
 
@@ -201,10 +204,7 @@ class _Authenticated:
             try:
                 await self._container.authenticate()(authorization)
             except ApplicationError as failure:
-                status = 401 if isinstance(failure, Unauthorized) else 503
-                headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-                response = JSONResponse({"code": failure.code, "message": failure.message}, status, headers=headers)
-                await response(scope, receive, send)
+                await policy_response(failure)(scope, receive, send)  # the HTTP API's own answer
                 return
         await self._app(scope, receive, send)
 

@@ -101,6 +101,10 @@ class AgentSettings(BaseModel):
     output_review_keywords: list[str] = []
     review_response: str = "Sorry, I can't help with that."
     summary_enabled: bool = Field(True, description="keep a rolling summary of each conversation")
+    stream_thoughts: bool = Field(
+        False, description="stream the text a model writes before a tool call as part of the answer"
+    )
+    language: Literal["en", "zh"] = Field("en", description="language of the platform's rules in the system prompt")
     dataset_ids: list[str] = Field(default_factory=list, description="JSON list: datasets the agent searches")
     retrieval_top_k: int = Field(3, ge=1, description="passages a knowledge-base search returns")
     retrieval_min_score: float = Field(0.0, ge=-1, le=1, description="similarity below which a passage is left out")

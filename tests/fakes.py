@@ -1,35 +1,31 @@
-"""In-memory fakes of our own ports, for unit tests: no I/O, assert on final state."""
+"""In-memory fakes of the ports that have no in-process adapter, for unit tests: no I/O, assert
+on final state. The ports that have one (memory, event log, task control, presence, embedding
+cache) are tested over it: see tests/doubles.py."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from application.errors import (
     Conflict,
-    EventStoreUnavailable,
-    MemoryUnavailable,
     ModelError,
     NotFound,
     StoreUnavailable,
 )
 from application.ports.chat_model import ModelChunk
-from application.ports.event_log import LoggedEvent
-from application.ports.task_control import TaskInfo
-from domain.accounts import ApiKey, ApiKeyId
 from domain.agent import AgentConfig, ModelCapabilities
 from domain.conversation import Conversation, Message, MessageAgentThought, MessageStatus
 from domain.ids import AppId, ConversationId, MessageId, OwnerId, TaskId
 from domain.knowledge import Chunk, Dataset, ScoredChunk, cosine
-from domain.memory import Exchange, window_turn_ids
-from domain.memory_archive import ArchiveEntry
-from domain.memory_entities import Entity, EntitySheet, merge_entities
-from domain.memory_summary import SummaryLimit, UpkeepState
 from domain.messages import Msg
-from domain.thoughts import AgentThought
 from domain.tools import ToolCall, ToolSpec
+
+if TYPE_CHECKING:
+    from domain.accounts import ApiKey, ApiKeyId
+    from domain.memory import Exchange
+    from domain.memory_summary import SummaryLimit
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -45,6 +41,11 @@ class FakeClock:
     def monotonic(self) -> float:
         self._mono += self._step
         return self._mono
+
+    def advance(self, seconds: float) -> None:
+        """Time passes: `FakeClock(step=0).monotonic` is the clock for an adapter's leases and expiries."""
+        self._now += timedelta(seconds=seconds)
+        self._mono += seconds
 
 
 class SequentialIds:
@@ -129,109 +130,6 @@ class FakeMessageStore:
                       key=lambda m: m.created_at)
 
 
-class FakeMemoryStore:
-    """MemoryStore, EntityMemory and UpkeepLedger in dicts; `fail` makes every call raise MemoryUnavailable."""
-
-    def __init__(self) -> None:
-        self.windows: dict[str, list[Msg]] = {}
-        self.archives: dict[str, list[ArchiveEntry]] = {}
-        self.entities: dict[str, dict[str, Entity]] = {}
-        self.history: dict[str, list[Entity]] = {}
-        self.states: dict[str, UpkeepState] = {}
-        self.fail = False
-
-    def _check(self) -> None:
-        if self.fail:
-            raise MemoryUnavailable("The memory store is unavailable.")
-
-    async def get_window(self, conversation_id: ConversationId) -> list[Msg] | None:
-        self._check()
-        return list(self.windows[conversation_id]) if conversation_id in self.windows else None
-
-    async def save_window(self, conversation_id: ConversationId, window: Sequence[Msg]) -> None:
-        self._check()
-        self.windows[conversation_id] = list(window)
-
-    async def restore_window(self, conversation_id: ConversationId, window: Sequence[Msg]) -> list[Msg]:
-        self._check()
-        return list(self.windows.setdefault(conversation_id, list(window)))
-
-    async def append_to_window(self, conversation_id: ConversationId, pair: Sequence[Msg]) -> bool:
-        self._check()
-        window = self.windows.get(conversation_id)
-        if window is None:
-            return False
-        if not {m.id for m in pair} & {m.id for m in window}:
-            window.extend(pair)
-        return True
-
-    async def archive(self, conversation_id: ConversationId) -> list[ArchiveEntry]:
-        self._check()
-        return list(self.archives.get(conversation_id, []))
-
-    async def fold_into_archive(self, conversation_id: ConversationId, entry: ArchiveEntry) -> bool:
-        self._check()
-        window, archive = self.windows.get(conversation_id), self.archives.setdefault(conversation_id, [])
-        sources = list(entry.source_message_ids)
-        if window is None or any(e.id == entry.id for e in archive):
-            return False
-        if window_turn_ids(window)[: len(sources)] != sources:
-            return False
-        self.windows[conversation_id] = window[2 * len(sources) :]
-        archive.append(entry)
-        return True
-
-    async def forget(self, conversation_id: ConversationId) -> None:
-        self._check()
-        for tier in (self.windows, self.archives, self.entities, self.history, self.states):
-            tier.pop(conversation_id, None)
-
-    async def entity_sheet(self, conversation_id: ConversationId) -> EntitySheet:
-        self._check()
-        current = tuple(self.entities.get(conversation_id, {}).values())
-        return EntitySheet(current, tuple(self.history.get(conversation_id, [])))
-
-    async def record_entities(
-        self, conversation_id: ConversationId, entities: Sequence[Entity], min_confidence: float = 0.0
-    ) -> None:
-        self._check()
-        merged, retired = merge_entities(self.entities.get(conversation_id, {}), entities, min_confidence)
-        self.entities[conversation_id] = merged
-        self.history[conversation_id] = [*self.history.get(conversation_id, []), *retired]
-
-    async def remove_entity(self, conversation_id: ConversationId, kind: str) -> bool:
-        self._check()
-        if kind not in self.entities.get(conversation_id, {}):
-            return False
-        del self.entities[conversation_id][kind]
-        self.history[conversation_id] = [e for e in self.history.get(conversation_id, []) if e.type != kind]
-        return True
-
-    async def upkeep_state(self, conversation_id: ConversationId) -> UpkeepState:
-        self._check()
-        return self.states.get(conversation_id, UpkeepState())
-
-    async def save_upkeep_state(self, conversation_id: ConversationId, state: UpkeepState) -> None:
-        self._check()
-        self.states[conversation_id] = state
-
-    @asynccontextmanager
-    async def exclusive(self, conversation_id: ConversationId) -> AsyncIterator[None]:
-        self._check()
-        yield
-
-
-class FakeEmbeddingCache:
-    def __init__(self) -> None:
-        self.vectors: dict[str, list[float]] = {}
-
-    async def cached_vectors(self, keys: Sequence[str]) -> list[list[float] | None]:
-        return [self.vectors.get(k) for k in keys]
-
-    async def cache_vectors(self, vectors: Mapping[str, Sequence[float]]) -> None:
-        self.vectors.update({k: list(v) for k, v in vectors.items()})
-
-
 class FakeSummarizer:
     """Joins the queries: `update` appends them to the old summary; `fail` raises ModelError."""
 
@@ -263,86 +161,6 @@ class FakeEntityExtractor:
     async def extract(self, exchange: Exchange) -> object:
         self.seen.append(exchange.query)
         return self.outputs.get(exchange.query, {"intent": "chat", "entities": []})
-
-
-class FakeEventLog:
-    """`failures`: how many of the next appends fail with EventStoreUnavailable (storing nothing)."""
-
-    def __init__(self) -> None:
-        self.logs: dict[str, list[LoggedEvent]] = {}
-        self.closed: dict[str, float] = {}
-        self.failures = 0
-        self.appends = 0
-        self.opened: list[TaskId] = []
-
-    async def append(self, task_id: TaskId, thought: AgentThought) -> int:
-        return await self.append_many(task_id, [thought])
-
-    async def open(self, task_id: TaskId) -> None:
-        self.opened.append(task_id)
-
-    async def append_many(self, task_id: TaskId, thoughts: Sequence[AgentThought]) -> int:
-        self.appends += 1
-        if self.failures:
-            self.failures -= 1
-            raise EventStoreUnavailable("The event log is unavailable.")
-        log = self.logs.setdefault(task_id, [])
-        for thought in thoughts:
-            log.append(LoggedEvent(len(log) + 1, thought))
-        return len(log)
-
-    async def read(self, task_id: TaskId, after: int, wait: float) -> list[LoggedEvent]:
-        return self.logs.get(task_id, [])[after:]
-
-    async def close(self, task_id: TaskId, retention: float) -> None:
-        self.closed[task_id] = retention
-
-    def events(self, task_id: str) -> list[AgentThought]:
-        return [e.thought for e in self.logs.get(task_id, [])]
-
-
-class FakePresence:
-    """Leases that never lapse by themselves; a test drops them to play 'client gone'."""
-
-    def __init__(self) -> None:
-        self.workers: set[str] = set()
-        self.clients: set[str] = set()
-        self.keep_clients = True
-
-    async def worker_beat(self, task_id: TaskId, ttl: float) -> None:
-        self.workers.add(task_id)
-
-    async def worker_alive(self, task_id: TaskId) -> bool:
-        return task_id in self.workers
-
-    async def client_beat(self, task_id: TaskId, ttl: float) -> None:
-        if self.keep_clients:
-            self.clients.add(task_id)
-
-    async def client_attached(self, task_id: TaskId) -> bool:
-        return task_id in self.clients
-
-
-class FakeTaskControl:
-    def __init__(self) -> None:
-        self.tasks: dict[str, TaskInfo] = {}
-        self.stops: set[str] = set()
-
-    async def register(self, info: TaskInfo, ttl: float) -> None:
-        self.tasks[info.task_id] = info
-
-    async def get(self, task_id: TaskId) -> TaskInfo | None:
-        return self.tasks.get(task_id)
-
-    async def request_stop(self, task_id: TaskId, owner: OwnerId) -> bool:
-        info = self.tasks.get(task_id)
-        if info is None or info.owner != owner:
-            return False
-        self.stops.add(task_id)
-        return True
-
-    async def stop_requested(self, task_id: TaskId) -> bool:
-        return task_id in self.stops
 
 
 Reply = Sequence[ModelChunk] | Callable[[Sequence[Msg], Sequence[ToolSpec]], Sequence[ModelChunk]]
@@ -385,12 +203,13 @@ ToolFn = Callable[[Mapping[str, Any]], Awaitable[str]]
 
 
 class FakeToolBox:
-    def __init__(self, tools: Mapping[str, ToolFn]) -> None:
+    def __init__(self, tools: Mapping[str, ToolFn], sequential: Sequence[str] = ()) -> None:
         self._tools = dict(tools)
+        self._sequential = set(sequential)
         self.invoked: list[ToolCall] = []
 
     def specs(self, names: Sequence[str]) -> list[ToolSpec]:
-        return [ToolSpec(n, f"the {n} tool") for n in names if n in self._tools]
+        return [ToolSpec(n, f"the {n} tool", sequential=n in self._sequential) for n in names if n in self._tools]
 
     async def invoke(self, call: ToolCall) -> str:
         self.invoked.append(call)

@@ -28,6 +28,7 @@ import struct
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Self
 
@@ -191,6 +192,7 @@ class ScriptedLLMServer:
         self.port: int | None = None
         self._lock = threading.Lock()
         self._scripts: deque[Script] = deque()
+        self._aside: Callable[[dict[str, Any]], bool] | None = None
         self._records: list[RecordedRequest] = []
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
@@ -265,6 +267,13 @@ class ScriptedLLMServer:
         with self._lock:
             self._scripts.extend(scripts)
 
+    def answer_aside(self, predicate: Callable[[dict[str, Any]], bool] | None) -> None:
+        """Requests whose body matches `predicate` get the echo reply and leave the queue alone,
+        e.g. memagent's memory upkeep calls, which come whenever a turn's upkeep runs. Kept
+        across `reset`."""
+        with self._lock:
+            self._aside = predicate
+
     def reset(self) -> None:
         """Forget queued scripts and recorded requests (for a server shared across tests)."""
         with self._lock:
@@ -285,6 +294,11 @@ class ScriptedLLMServer:
     @property
     def chat_requests(self) -> list[RecordedRequest]:
         return [r for r in self.requests if r.path.endswith("/chat/completions")]
+
+    @property
+    def scripted_requests(self) -> list[RecordedRequest]:
+        """The chat requests that were not answered aside (see `answer_aside`)."""
+        return [r for r in self.chat_requests if r.script != "aside"]
 
     # -- endpoints ---------------------------------------------------------------------------
 
@@ -311,8 +325,9 @@ class ScriptedLLMServer:
         record = await self._record(request)
         body = record.body if isinstance(record.body, dict) else {}
         with self._lock:
-            script = self._scripts.popleft() if self._scripts else echo_script(body)
-        record.script = type(script).__name__
+            aside = self._aside is not None and self._aside(body)
+            script = self._scripts.popleft() if self._scripts and not aside else echo_script(body)
+        record.script = "aside" if aside else type(script).__name__
         reply = script.reply(ChatContext(body))
         record.status = reply.status
         return _FramesResponse(reply, record, self._stopping)

@@ -2,14 +2,16 @@
 `http_mcp_server()` runs it over Streamable HTTP with uvicorn in a thread, on a free port.
 
 Tools: `echo` (text), `add` (structured), `fail` (is_error), `hang` (never answers), `pixel`
-(an image), `die` (the process exits: a dead stdio session), and `current_time`, whose name
-clashes with memagent's built-in.
+(an image), `die` (the process exits: a dead stdio session), `guarded` (refuses permission),
+`secret` (over HTTP, refused with a 403 by a gateway in front of the server), and `current_time`,
+whose name clashes with memagent's built-in.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import os
 import socket
 import sys
@@ -22,6 +24,7 @@ import uvicorn
 from mcp.server.mcpserver import Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 # A 1x1 transparent PNG.
 PIXEL = base64.b64decode(
@@ -69,6 +72,16 @@ def build_server(name: str = "fixture") -> MCPServer:
         return "fixture time"
 
     @server.tool()
+    def guarded(path: str) -> str:
+        """Refuses the caller, as a server with per-tool permissions does."""
+        raise ToolError(f"Permission denied: this caller may not read {path}")
+
+    @server.tool()
+    def secret() -> str:
+        """Over HTTP, the gateway in front of the fixture answers 403 to calls of this tool."""
+        return "the secret"
+
+    @server.tool()
     def pid() -> int:
         """The server's process id."""
         return os.getpid()
@@ -82,6 +95,44 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def refusing_gateway(app: ASGIApp, tool: str) -> ASGIApp:
+    """An ASGI app in front of `app` that answers 403 to every `tools/call` of `tool`, as an
+    authorising proxy does, and passes everything else through."""
+
+    async def gateway(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await app(scope, receive, send)
+            return
+        chunks, more = [], True
+        while more:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        try:
+            request = json.loads(body)
+        except ValueError:
+            request = {}
+        if isinstance(request, dict) and request.get("method") == "tools/call" and \
+                (request.get("params") or {}).get("name") == tool:
+            await send({"type": "http.response.start", "status": 403,
+                        "headers": [(b"content-type", b"text/plain")]})
+            await send({"type": "http.response.body", "body": b"Forbidden"})
+            return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await app(scope, replay, send)
+
+    return gateway
+
+
 @contextmanager
 def http_mcp_server(name: str = "fixture") -> Iterator[str]:
     """Serve the fixture over Streamable HTTP; yields its URL (`http://127.0.0.1:PORT/mcp`)."""
@@ -90,6 +141,7 @@ def http_mcp_server(name: str = "fixture") -> Iterator[str]:
         streamable_http_path="/mcp",
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
+    app = refusing_gateway(app, "secret")
     port = _free_port()
     # Open SSE streams (a hanging tool's) get a moment to close at shutdown, then are cut.
     config = uvicorn.Config(

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from domain.agent import AgentMode
 from domain.messages import Block, Msg, Role, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 from domain.react import parse_react_output, react_instructions
+from domain.streaming import Release, shown_so_far
 from domain.text import storable, storable_value
 from domain.thoughts import ThoughtEvent
 from domain.tools import ToolCall, ToolResult, ToolSpec
@@ -35,6 +36,7 @@ class StepReply:
     usage: Usage
     prompt: str
     latency: float
+    sent: int  # characters of its text that went out as they came
 
 
 @dataclass(slots=True)
@@ -44,6 +46,8 @@ class LoopState:
     answer: str = ""
     prompt: str = ""
     usage: Usage = field(default_factory=Usage)
+    refused: bool = False  # the input review answered: the exchange stays out of memory
+    answer_id: ThoughtId | None = None  # the id the answer's deltas share, once one is sent
 
 
 def prompt_snapshot(messages: Sequence[Msg]) -> str:
@@ -101,42 +105,56 @@ class AgentLoop:
             if last_round and tools and mode is not AgentMode.CHAT:
                 messages = [*messages, self._note(ANSWER_NOW)]
             offered = tools if mode is AgentMode.FUNCTION_CALLING and not last_round else []
-            # Text that may turn out to be reasoning before a tool call is streamed only if allowed;
-            # ReAct text is never streamed, as it may hold the JSON block of a call.
-            may_call = bool(offered) or (mode is AgentMode.REACT and not last_round)
-            streamed = not may_call or (stream_thoughts and mode is not AgentMode.REACT)
-            reply = await self._step(messages, offered, stream_text=streamed)
-            if mode is AgentMode.REACT and not last_round:
+            # Text that may turn out to be reasoning before a tool call: see domain.streaming.
+            react = mode is AgentMode.REACT and not last_round
+            release = Release.REACT if react else Release.HELD if offered and not stream_thoughts else Release.AT_ONCE
+            reply = await self._step(messages, offered, release)
+            if react:
                 reply = self._parse_react(reply)
             if not reply.calls:
-                await self._answer(reply, streamed=streamed)
+                await self._answer(reply)
                 return self.state
             results = await self._run_tools(reply)
             messages = [*messages, *self._follow_up(reply, results, mode)]
         raise AssertionError("unreachable: the last round offers no tools")
 
-    async def _step(self, messages: list[Msg], offered: list[ToolSpec], stream_text: bool) -> StepReply:
+    async def _step(self, messages: list[Msg], offered: list[ToolSpec], release: Release) -> StepReply:
+        """One model call; its text goes out as `release` allows (domain.streaming)."""
         thought_id = self._events.new_id()
         started = self._events.elapsed
         prompt = prompt_snapshot(messages)
         self.state.prompt = prompt
         parts: list[str] = []
+        sent = 0  # characters of the text already out
         calls: list[ToolCall] = []
         usage: Usage | None = None
-        async with aclosing(self._model.stream(messages, offered)) as stream:
-            async for chunk in stream:
-                if chunk.text:
-                    delta = storable(chunk.text)
-                    parts.append(delta)
-                    if stream_text:
-                        self.state.answer = "".join(parts)
-                        await self._events.publish(ThoughtEvent.AGENT_MESSAGE, thought_id, answer=delta)
-                calls.extend(_storable_call(call) for call in chunk.tool_calls)
-                usage = chunk.usage or usage
+        try:
+            async with aclosing(self._model.stream(messages, offered)) as stream:
+                async for chunk in stream:
+                    calls.extend(_storable_call(call) for call in chunk.tool_calls)
+                    if chunk.text:
+                        parts.append(storable(chunk.text))
+                        so_far = "".join(parts)
+                        sent = await self._send(thought_id, so_far, sent, shown_so_far(so_far, release, bool(calls)))
+                    usage = chunk.usage or usage
+        except BaseException:  # a stop, a timeout or a failure mid-stream: what was spent still counts
+            self.state.usage = self.state.usage + (usage or self._estimate(prompt, "".join(parts)))
+            raise
         text = "".join(parts)
-        usage = usage or Usage(self._tokenizer.count(prompt), self._tokenizer.count(text))
+        usage = usage or self._estimate(prompt, text)
         self.state.usage = self.state.usage + usage
-        return StepReply(thought_id, text, calls, usage, prompt, self._events.elapsed - started)
+        return StepReply(thought_id, text, calls, usage, prompt, self._events.elapsed - started, sent)
+
+    async def _send(self, thought_id: ThoughtId, text: str, sent: int, upto: int) -> int:
+        """Publish the text from `sent` up to `upto`; how much is out then."""
+        if upto > sent:
+            self.state.answer, self.state.answer_id = text[:upto], thought_id
+            await self._events.publish(ThoughtEvent.AGENT_MESSAGE, thought_id, answer=text[sent:upto])
+        return max(sent, upto)
+
+    def _estimate(self, prompt: str, text: str) -> Usage:
+        """The tokens of a call the server reported no usage for, counted here."""
+        return Usage(self._tokenizer.count(prompt), self._tokenizer.count(text), estimated=True)
 
     def _parse_react(self, reply: StepReply) -> StepReply:
         parsed = parse_react_output(reply.text, call_id=self._ids.new_id())
@@ -145,11 +163,11 @@ class AgentLoop:
         reply.text, reply.calls = parsed.thought, [_storable_call(parsed.call)]
         return reply
 
-    async def _answer(self, reply: StepReply, streamed: bool) -> None:
-        self.state.answer = reply.text
+    async def _answer(self, reply: StepReply) -> None:
+        self.state.answer, self.state.answer_id = reply.text, reply.thought_id
         totals = self.state.usage
-        if not streamed and reply.text:
-            await self._events.publish(ThoughtEvent.AGENT_MESSAGE, reply.thought_id, answer=reply.text)
+        if reply.sent < len(reply.text):  # held back until the step ended: it is the answer after all
+            await self._events.publish(ThoughtEvent.AGENT_MESSAGE, reply.thought_id, answer=reply.text[reply.sent:])
         # The closing delta is empty and carries the turn's totals for the client.
         await self._events.publish(ThoughtEvent.AGENT_MESSAGE, reply.thought_id, usage=totals)
         self._events.record_step(
@@ -165,7 +183,8 @@ class AgentLoop:
             thought=reply.text, tool=tool_names, tool_input=tool_input,
         )
         started = self._events.elapsed
-        results = [replace(r, output=storable(r.output)) for r in await self._executor.run_all(reply.calls)]
+        ran = await self._executor.run_all(reply.calls, self._tools.sequential)
+        results = [replace(r, output=storable(r.output)) for r in ran]
         took = self._events.elapsed - started
         observation = json.dumps(_keyed(reply.calls, [r.output for r in results]), ensure_ascii=False)
         self._events.record_step(

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+INPUT_REVIEW_HIT = "The input review matched a blocked keyword; the preset answer ended the turn."
+
 _TERMINAL = {
     MessageStatus.NORMAL: ThoughtEvent.AGENT_END,
     MessageStatus.STOP: ThoughtEvent.STOP,
@@ -86,15 +88,13 @@ class RunChatTurn:
 
     async def _pipeline(self, turn: Turn, events: TurnEvents, loop: AgentLoop) -> None:
         config, conversation = turn.config, turn.conversation
+        if config.input_review.hit(turn.message.query):  # before memory is read: a blocked query costs nothing
+            await self._refuse(events, loop, config.input_review.preset_response)
+            return
         window = await self._short_term.window(conversation, config)
         remembered = await self._recall.recall(conversation, config, turn.message.query, window)
         recall = await events.publish(ThoughtEvent.LONG_TERM_MEMORY_RECALL, observation=remembered.observation)
         events.record_step(recall.id, ThoughtEvent.LONG_TERM_MEMORY_RECALL, observation=remembered.observation)
-        if config.input_review.hit(turn.message.query):
-            loop.state.answer = config.input_review.preset_response
-            await events.publish(ThoughtEvent.AGENT_MESSAGE, answer=loop.state.answer)
-            await events.flush()
-            return
         model = loop.model
         if turn.message.image_urls and not model.capabilities.image_input:
             dropped = len(turn.message.image_urls)
@@ -108,6 +108,13 @@ class RunChatTurn:
         await loop.run(messages, mode, config.max_tool_rounds, config.stream_thoughts)
         await events.flush()  # an event log that failed ends the turn with an error
 
+    async def _refuse(self, events: TurnEvents, loop: AgentLoop, preset: str) -> None:
+        """The input review's answer: no memory read, no model call, nothing embedded."""
+        loop.state.answer, loop.state.refused = preset, True
+        reply = await events.publish(ThoughtEvent.AGENT_MESSAGE, answer=preset)
+        events.record_step(reply.id, ThoughtEvent.AGENT_MESSAGE, thought=INPUT_REVIEW_HIT, answer=preset)
+        await events.flush()
+
     async def _publish_end(
         self, turn: Turn, events: TurnEvents, end: ThoughtEvent, answer: str, error: str, state: LoopState
     ) -> None:
@@ -117,6 +124,9 @@ class RunChatTurn:
         if lost is not None:
             log.warning("turn %s: some of its events were not published: %s", task_id, lost.message)
         try:
+            if end is not ThoughtEvent.AGENT_END and state.answer_id is not None:
+                # The answer was cut: its closing delta still carries what the turn consumed.
+                await events.publish(ThoughtEvent.AGENT_MESSAGE, state.answer_id, usage=state.usage)
             await events.publish(end, answer=answer, observation=error, usage=state.usage)
             await events.flush()
         except ApplicationError as failure:
@@ -152,14 +162,15 @@ class RunChatTurn:
         outcome = TurnOutcome(answer, status, state.usage, round(events.elapsed, 6), state.prompt, error)
         finished = turn.message.finish(outcome, events.now())
         failure = await self._save(finished, events)
+        remembered = failure is None and not state.refused  # a refused query is kept out of memory upkeep
         if failure is not None:
             status, error = MessageStatus.ERROR, failure.message
             await self._save_bare(turn, events, state, error)
-        else:
+        elif remembered:
             # The window cache: a failure only costs a rebuild from the record later.
             await best_effort(self._short_term.remember(finished, turn.config), None,
                               f"turn {turn.message.task_id}: the memory window update")
             await self._upkeep.before_end(turn.config, finished)  # inline entity extraction, when configured
         await self._publish_end(turn, events, _TERMINAL[status], answer, error, state)
-        if failure is None:
+        if remembered:
             self._upkeep.after_end(turn.config, finished)  # memory upkeep, off the request path (§3 step 7)

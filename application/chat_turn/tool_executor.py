@@ -1,4 +1,7 @@
-"""Runs a round of tool calls concurrently under the tool failure policy."""
+"""Runs a round of tool calls under the tool failure policy: concurrently, bar sequential tools.
+
+A timeout is retried `RetryPolicy.timeout_retries` times, `retry_delay` apart (domain.tools).
+"""
 
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ from application.errors import ToolCallFailed
 from domain.tools import RetryPolicy, ToolCall, ToolFailure, ToolResult, failure_result
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Collection, Sequence
 
     from application.ports.tools import Invokes
 
@@ -23,9 +26,22 @@ class ToolExecutor:
         self._policy = policy
         self._timeout = timeout
 
-    async def run_all(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
-        """Independent calls of one round run at the same time; results keep call order."""
-        return list(await asyncio.gather(*(self.run(call) for call in calls)))
+    async def run_all(self, calls: Sequence[ToolCall], sequential: Collection[str] = ()) -> list[ToolResult]:
+        """The calls of one round; results keep call order.
+
+        They are independent by construction: the model wrote them all before it could see any
+        result, so none can depend on another's output. They run at the same time, except those
+        of tools named in `sequential` (tools that change something): these run one after
+        another, in the model's order, after the concurrent ones.
+        """
+        results: dict[int, ToolResult] = {}
+        together = [(i, c) for i, c in enumerate(calls) if c.name not in sequential]
+        for (index, _), result in zip(together, await asyncio.gather(*(self.run(c) for _, c in together)), strict=True):
+            results[index] = result
+        for index, call in enumerate(calls):
+            if call.name in sequential:
+                results[index] = await self.run(call)
+        return [results[index] for index in range(len(calls))]
 
     async def run(self, call: ToolCall) -> ToolResult:
         attempt = 1

@@ -63,6 +63,7 @@ class TurnEvents:
             answer_token_count=usage.completion_tokens,
             total_token_count=usage.total_tokens,
             total_price=usage.price,
+            tokens_estimated=usage.estimated,
             latency=round(self.elapsed, 6),
             **fields,
         )

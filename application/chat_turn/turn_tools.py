@@ -38,6 +38,11 @@ class TurnTools:
         if self._retrieval is not None:
             self.specs.append(RETRIEVAL_SPEC)
 
+    @property
+    def sequential(self) -> frozenset[str]:
+        """The names of the offered tools whose calls must not overlap."""
+        return frozenset(s.name for s in self.specs if s.sequential)
+
     def event_for(self, name: str) -> ThoughtEvent:
         retrieves = self._retrieval is not None and name == RETRIEVAL_TOOL
         return ThoughtEvent.DATASET_RETRIEVAL if retrieves else ThoughtEvent.AGENT_ACTION

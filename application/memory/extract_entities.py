@@ -1,5 +1,7 @@
 """Entity extraction of one finished turn, merged into entity memory (a memory upkeep job).
 
+The extraction's intent is kept too, as the entity of type `intent` (see domain.memory_entities).
+
 Malformed extraction output is dropped with a log line; the stored entities are untouched.
 """
 
@@ -10,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from domain.entity_extraction import read_extraction
 from domain.memory import Exchange, MemoryPolicy
-from domain.memory_entities import Entity
+from domain.memory_entities import INTENT_TYPE, TASKLESS_INTENTS, Entity
 
 if TYPE_CHECKING:
     from application.ports.memory_models import EntityExtractor
@@ -35,6 +37,8 @@ class ExtractEntities:
         entities = [
             Entity(e.type, e.value, e.confidence, finished.id, finished.created_at) for e in extraction.entities
         ]
+        if extraction.intent.casefold() not in TASKLESS_INTENTS:
+            entities.append(Entity(INTENT_TYPE, extraction.intent, 1.0, finished.id, finished.created_at))
         if entities:
             await self._entities.record_entities(
                 finished.conversation_id, entities, self._policy.entity_min_confidence

@@ -127,6 +127,7 @@ class MemoryRecall(LongTermRecall):
                 {"type": e.type, "value": e.value, "confidence": e.confidence, "why": f"confidence below {floor:g}"}
                 for e in sheet.below(floor)
             ],
+            "intent": None if sheet.intent is None else sheet.intent.value,
             "summary": selection.summary,
             "archive": [
                 {"id": r.entry.id, "score": None if r.score is None else round(r.score, 4),

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from domain.memory import MemoryPolicy
 
 log = logging.getLogger(__name__)
+_UPKEEP = "memory upkeep"
 
 
 @dataclass(slots=True)
@@ -65,7 +66,8 @@ class MemoryUpkeep:
 
     async def extract_inline(self, finished: Message) -> None:
         """Inline entity extraction, before the turn's terminal event. Never raises."""
-        await best_effort(self._extract(finished), 0, f"entity extraction of conversation {finished.conversation_id}")
+        what = f"{_UPKEEP} (entity extraction) of conversation {finished.conversation_id}"
+        await best_effort(self._extract(finished), 0, what)
 
     async def run(self, config: AgentConfig, finished: Sequence[Message]) -> None:
         """The whole upkeep of finished turns of one conversation, oldest first. Never raises
@@ -90,9 +92,12 @@ class MemoryUpkeep:
         if not self._policy.inline_entities:
             for finished in turns:
                 if state.forgotten_at is None or finished.created_at > state.forgotten_at:
-                    await best_effort(self._extract(finished), 0, f"entity extraction of {conversation_id}")
+                    await best_effort(self._extract(finished), 0, f"{_UPKEEP} (entity extraction) of {conversation_id}",
+                                      retried=True)
         if config.summary_enabled:
             # Enough recent turns to find the cursor before the oldest of this batch.
             catch_up = max(SUMMARY_CATCH_UP, len(turns) + 1)
-            await best_effort(self._summarize(turns[-1], state, catch_up), None, f"summary of {conversation_id}")
-        await best_effort(self._fold(config, conversation_id), [], f"archive compaction of {conversation_id}")
+            summary = self._summarize(turns[-1], state, catch_up)
+            await best_effort(summary, None, f"{_UPKEEP} (summary) of {conversation_id}", retried=True)
+        fold = self._fold(config, conversation_id)
+        await best_effort(fold, [], f"{_UPKEEP} (archive compaction) of {conversation_id}", retried=True)

@@ -1,12 +1,17 @@
 """The short-term tier: completed turns not archived yet, served from the memory store.
 
-The memory store is a cache of the record: a miss is rebuilt from the message store.
+The memory store is a cache of the record: a miss is rebuilt from the message store, and so is
+a cached window that is malformed (an odd number of messages, roles out of order), which is then
+overwritten. Only a malformed record in the database fails a turn (`MalformedRecord`).
 """
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
+from application.errors import MalformedRecord
+from domain.errors import DomainError, MalformedHistory
 from domain.memory import MemoryPolicy, check_history, history_from_turns, recent_window, turn_pair
 from domain.memory_archive import unarchived
 
@@ -18,6 +23,9 @@ if TYPE_CHECKING:
     from domain.conversation import Conversation, Message
     from domain.ids import ConversationId
     from domain.messages import Msg
+
+
+log = logging.getLogger(__name__)
 
 
 class ShortTermMemory:
@@ -39,10 +47,17 @@ class ShortTermMemory:
     async def stored(self, conversation_id: ConversationId, config: AgentConfig) -> list[Msg]:
         """The short-term store: completed turns not archived yet, oldest first."""
         cached = await self._memory.get_window(conversation_id)
-        if cached is None:
-            cached = await self._rebuild(conversation_id, config)
-        check_history(cached)
-        return cached
+        if cached is not None:
+            try:
+                check_history(cached)
+            except MalformedHistory as broken:  # a half-written or corrupted cache entry: a miss
+                log.warning("conversation %s: the cached window is malformed (%s); rebuilt from the record",
+                            conversation_id, broken)
+                window = await self._from_record(conversation_id, config)
+                await self._memory.save_window(conversation_id, window)
+                return window
+            return cached
+        return await self._memory.restore_window(conversation_id, await self._from_record(conversation_id, config))
 
     async def remember(self, finished: Message, config: AgentConfig) -> None:
         """Add a finished turn to the short-term store; only completed turns are history."""
@@ -51,7 +66,12 @@ class ShortTermMemory:
         # On a miss nothing is written: the next read rebuilds from the record, which holds this turn.
         await self._memory.append_to_window(finished.conversation_id, turn_pair(finished))
 
-    async def _rebuild(self, conversation_id: ConversationId, config: AgentConfig) -> list[Msg]:
+    async def _from_record(self, conversation_id: ConversationId, config: AgentConfig) -> list[Msg]:
+        """The short-term store as the record has it: the recent completed turns not archived."""
         turns = await self._store.recent_messages(conversation_id, self._policy.rebuild_turns(config.dialog_round))
-        window = history_from_turns(unarchived(turns, await self._memory.archive(conversation_id)))
-        return await self._memory.restore_window(conversation_id, window)
+        try:
+            window = history_from_turns(unarchived(turns, await self._memory.archive(conversation_id)))
+            check_history(window)
+        except DomainError as broken:  # only the record itself may fail a turn
+            raise MalformedRecord(f"The conversation's stored history is malformed: {broken}.") from broken
+        return window

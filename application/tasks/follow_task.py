@@ -55,18 +55,21 @@ class FollowTask:
         """
         if after > 0 and await self._has_end(task_id, after):
             return  # the client already has the end; following would only ping forever
-        grace = self._times.client_grace
-        wait = min(self._times.keepalive, grace / 3)
+        grace, keepalive = self._times.client_grace, self._times.keepalive
+        beat_every = grace / 3
         quiet_since = last_beat = self._clock.monotonic()
         await self._presence.client_beat(task_id, grace)
         while True:
+            # Wake for whichever comes first: the keep-alive that is due, or the next client beat.
+            now = self._clock.monotonic()
+            wait = max(0.0, min(quiet_since + keepalive, last_beat + beat_every) - now)
             batch = await self._events.read(task_id, after, wait)
             now = self._clock.monotonic()
-            if now - last_beat >= grace / 3:
+            if now - last_beat >= beat_every:
                 await self._presence.client_beat(task_id, grace)
                 last_beat = now
             if not batch:
-                if now - quiet_since >= self._times.keepalive:
+                if now - quiet_since >= keepalive:
                     quiet_since = now
                     yield None
                 continue

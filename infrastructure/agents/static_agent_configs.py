@@ -1,10 +1,14 @@
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from application.ports.agents import AgentConfigs
-from domain.agent import AgentConfig
-from domain.ids import AppId
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from domain.agent import AgentConfig
+    from domain.ids import AppId
 
 
 class StaticAgentConfigs(AgentConfigs):

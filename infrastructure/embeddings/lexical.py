@@ -13,10 +13,13 @@ import hashlib
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from application.ports.embedder import Embedder
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 TRIGRAM_WEIGHT = 0.25

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import openai
 from openai import AsyncOpenAI
 
 from application.ports.embedder import Embedder
 from infrastructure.models.openai_errors import ModelErrors
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
 
 NO_KEY = "no-key"  # local servers need none, the SDK insists on one
 

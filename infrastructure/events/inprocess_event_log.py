@@ -1,26 +1,39 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import heapq
+import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from application.ports.event_log import EventLog, LoggedEvent
-from domain.ids import TaskId
-from domain.thoughts import AgentThought
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from domain.ids import TaskId
+    from domain.thoughts import AgentThought
 
 
 @dataclass(slots=True)
 class _TaskLog:
     events: list[LoggedEvent] = field(default_factory=list)
     changed: asyncio.Condition = field(default_factory=asyncio.Condition)
-    expiry: asyncio.TimerHandle | None = None
+    expires_at: float | None = None
 
 
 class InProcessEventLog(EventLog):
-    """Event logs in memory, woken by a Condition: for one server process."""
+    """Event logs in memory, woken by a Condition: for one server process.
 
-    def __init__(self) -> None:
+    A closed log is dropped once its retention has passed on `clock` (monotonic seconds; a test
+    passes its own): every call first drops the logs due by then, so none outlives it for long.
+    A read's `wait` is real time, on the event loop.
+    """
+
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
         self._logs: dict[TaskId, _TaskLog] = {}
+        self._expiries: list[tuple[float, TaskId]] = []  # a heap: the next log due first
+        self._clock = clock
 
     async def open(self, task_id: TaskId) -> None:
         """Every follower of this log is in this process already."""
@@ -29,6 +42,7 @@ class InProcessEventLog(EventLog):
         return await self.append_many(task_id, [thought])
 
     async def append_many(self, task_id: TaskId, thoughts: Sequence[AgentThought]) -> int:
+        self._drop_expired()
         log = self._logs.setdefault(task_id, _TaskLog())
         for thought in thoughts:
             log.events.append(LoggedEvent(len(log.events) + 1, thought))
@@ -37,7 +51,12 @@ class InProcessEventLog(EventLog):
         return len(log.events)
 
     async def read(self, task_id: TaskId, after: int, wait: float) -> list[LoggedEvent]:
-        log = self._logs.setdefault(task_id, _TaskLog())
+        self._drop_expired()
+        log = self._logs.get(task_id)
+        if log is None and wait <= 0:
+            return []
+        if log is None:
+            log = self._logs.setdefault(task_id, _TaskLog())
         if len(log.events) <= after and wait > 0:
             async with log.changed:
                 try:
@@ -47,9 +66,17 @@ class InProcessEventLog(EventLog):
         return log.events[after:]
 
     async def close(self, task_id: TaskId, retention: float) -> None:
+        self._drop_expired()
         log = self._logs.get(task_id)
         if log is None:
             return
-        if log.expiry is not None:
-            log.expiry.cancel()
-        log.expiry = asyncio.get_running_loop().call_later(retention, self._logs.pop, task_id, None)
+        log.expires_at = self._clock() + retention
+        heapq.heappush(self._expiries, (log.expires_at, task_id))
+
+    def _drop_expired(self) -> None:
+        now = self._clock()
+        while self._expiries and self._expiries[0][0] <= now:
+            due, task_id = heapq.heappop(self._expiries)
+            log = self._logs.get(task_id)
+            if log is not None and log.expires_at == due:  # not closed again since, with a later expiry
+                del self._logs[task_id]

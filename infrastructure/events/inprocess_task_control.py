@@ -1,25 +1,34 @@
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from application.ports.task_control import TaskControl, TaskInfo
-from domain.ids import OwnerId, TaskId
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from domain.ids import OwnerId, TaskId
 
 
 class InProcessTaskControl(TaskControl):
-    """Task owners and stop flags in memory, with expiry like their Redis twin."""
+    """Task owners and stop flags in memory, with expiry like their Redis twin.
 
-    def __init__(self, stop_ttl: float = 600.0) -> None:
+    `clock` is the monotonic clock the expiries are read on (a test passes its own).
+    """
+
+    def __init__(self, stop_ttl: float = 600.0, *, clock: Callable[[], float] = time.monotonic) -> None:
         self._tasks: dict[TaskId, tuple[TaskInfo, float]] = {}
         self._stops: dict[TaskId, float] = {}
         self._stop_ttl = stop_ttl
+        self._clock = clock
 
     async def register(self, info: TaskInfo, ttl: float) -> None:
-        self._tasks[info.task_id] = (info, time.monotonic() + ttl)
+        self._tasks[info.task_id] = (info, self._clock() + ttl)
 
     async def get(self, task_id: TaskId) -> TaskInfo | None:
         entry = self._tasks.get(task_id)
-        if entry is None or entry[1] < time.monotonic():
+        if entry is None or entry[1] < self._clock():
             self._tasks.pop(task_id, None)
             return None
         return entry[0]
@@ -28,9 +37,12 @@ class InProcessTaskControl(TaskControl):
         info = await self.get(task_id)
         if info is None or info.owner != owner:
             return False
-        self._stops[task_id] = time.monotonic() + self._stop_ttl
+        self._stops[task_id] = self._clock() + self._stop_ttl
         return True
 
     async def stop_requested(self, task_id: TaskId) -> bool:
         deadline = self._stops.get(task_id)
-        return deadline is not None and deadline >= time.monotonic()
+        if deadline is not None and deadline < self._clock():
+            del self._stops[task_id]  # lapsed flags go, so the dict does not grow with every stop
+            return False
+        return deadline is not None

@@ -15,12 +15,16 @@ later: later readers go to Redis.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from application.ports.event_log import LoggedEvent
-from domain.ids import TaskId
-from domain.thoughts import AgentThought
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from domain.ids import TaskId
+    from domain.thoughts import AgentThought
 
 
 @dataclass(slots=True)

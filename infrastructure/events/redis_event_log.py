@@ -3,9 +3,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Sequence
-from typing import Any
-
-from redis.commands.core import AsyncScript
+from typing import TYPE_CHECKING, Any
 
 from application.errors import EventStoreUnavailable
 from application.ports.event_log import EventLog, LoggedEvent
@@ -14,7 +12,11 @@ from domain.ids import TaskId
 from domain.thoughts import AgentThought
 from infrastructure.events.local_tail import LocalTail
 from infrastructure.group_commit import GroupCommit
-from infrastructure.redis_client import RedisClient
+
+if TYPE_CHECKING:
+    from redis.commands.core import AsyncScript
+
+    from infrastructure.redis_client import RedisClient
 
 FIELD = "thought"
 

@@ -1,16 +1,20 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import asdict
-
-from redis.commands.core import AsyncScript
+from typing import TYPE_CHECKING
 
 from application.errors import EventStoreUnavailable
 from application.ports.task_control import TaskControl, TaskInfo
 from domain.ids import ConversationId, MessageId, OwnerId, TaskId
 from infrastructure.group_commit import GroupCommit
-from infrastructure.redis_client import RedisClient
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from redis.commands.core import AsyncScript
+
+    from infrastructure.redis_client import RedisClient
 
 # The owner check and the flag are one script so that the check cannot go stale
 # between reading the registration and setting the flag (the task could expire or be

@@ -1,9 +1,13 @@
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from application.errors import EventStoreUnavailable
 from application.ports.task_presence import TaskPresence
-from domain.ids import TaskId
-from infrastructure.redis_client import RedisClient
+
+if TYPE_CHECKING:
+    from domain.ids import TaskId
+    from infrastructure.redis_client import RedisClient
 
 
 def _ms(seconds: float) -> int:

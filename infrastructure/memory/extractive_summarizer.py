@@ -11,15 +11,19 @@ replaces the older one. The assistant's words are not kept: offline, they are sc
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from application.ports.memory_models import Summarizer
-from domain.memory import Exchange
 from domain.memory_summary import SummaryLimit, is_cjk
 from infrastructure.memory.rule_entity_extractor import sentence_entities
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from domain.memory import Exchange
 
 _SPLIT = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
 _SMALL_TALK = re.compile(

@@ -10,17 +10,21 @@ import asyncio
 import contextlib
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from application.errors import UpkeepBusy
 from application.ports.memory_store import EmbeddingCache, EntityMemory, MemoryStore, UpkeepLedger
-from domain.ids import ConversationId
 from domain.memory import window_turn_ids
-from domain.memory_archive import ArchiveEntry
 from domain.memory_entities import ENTITY_HISTORY_LIMIT, Entity, EntitySheet, merge_entities
 from domain.memory_summary import UpkeepState
-from domain.messages import Msg
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+
+    from domain.ids import ConversationId
+    from domain.memory_archive import ArchiveEntry
+    from domain.messages import Msg
 
 DEFAULT_LOCK_WAIT = 300.0
 
@@ -131,17 +135,25 @@ class InProcessMemoryStore(MemoryStore, EntityMemory, UpkeepLedger):
 
 
 class InProcessEmbeddingCache(EmbeddingCache):
-    """At most `max_entries` vectors, least recently used dropped first; entries expire after `ttl` s."""
+    """At most `max_entries` vectors, least recently used dropped first; entries expire after `ttl`
+    seconds on `clock` (monotonic; a test passes its own)."""
 
-    def __init__(self, max_entries: int = 10_000, ttl: float = 30 * 24 * 3600.0) -> None:
+    def __init__(
+        self,
+        max_entries: int = 10_000,
+        ttl: float = 30 * 24 * 3600.0,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         if max_entries < 1 or ttl <= 0:
             raise ValueError("max_entries must be >= 1 and ttl positive")
         self._vectors: OrderedDict[str, tuple[float, list[float]]] = OrderedDict()
         self._max = max_entries
         self._ttl = ttl
+        self._clock = clock
 
     async def cached_vectors(self, keys: Sequence[str]) -> list[list[float] | None]:
-        now, found = time.monotonic(), list[list[float] | None]()
+        now, found = self._clock(), list[list[float] | None]()
         for key in keys:
             item = self._vectors.get(key)
             if item is None or item[0] < now:
@@ -153,7 +165,7 @@ class InProcessEmbeddingCache(EmbeddingCache):
         return found
 
     async def cache_vectors(self, vectors: Mapping[str, Sequence[float]]) -> None:
-        expires = time.monotonic() + self._ttl
+        expires = self._clock() + self._ttl
         for key, vector in vectors.items():
             self._vectors[key] = (expires, list(vector))
             self._vectors.move_to_end(key)

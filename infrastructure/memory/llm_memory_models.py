@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from application.ports.chat_model import ChatModel
 from application.ports.memory_models import EntityExtractor, Summarizer
-from domain.memory import Exchange
-from domain.memory_summary import SummaryLimit
 from domain.messages import Msg, Role, text_msg
 from domain.tools import ToolCall, ToolSpec
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from application.ports.chat_model import ChatModel
+    from domain.memory import Exchange
+    from domain.memory_summary import SummaryLimit
 
 log = logging.getLogger(__name__)
 

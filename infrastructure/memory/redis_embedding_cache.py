@@ -4,11 +4,15 @@ floats, expiring `ttl` seconds (default 30 days) after it was written. A miss is
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from application.errors import MemoryUnavailable
 from application.ports.memory_store import EmbeddingCache
-from infrastructure.redis_client import RedisClient
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from infrastructure.redis_client import RedisClient
 
 MONTH = 30 * 24 * 3600.0
 

@@ -31,18 +31,14 @@ import logging
 import random
 import secrets
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from redis.asyncio.client import Pipeline
 from redis.exceptions import WatchError
 
 from application.errors import MemoryUnavailable, UpkeepBusy
 from application.ports.memory_store import EntityMemory, MemoryStore, UpkeepLedger
 from domain.errors import DomainError
-from domain.ids import ConversationId
 from domain.memory import window_turn_ids
-from domain.memory_archive import ArchiveEntry
 from domain.memory_entities import ENTITY_HISTORY_LIMIT, Entity, EntitySheet, merge_entities
 from domain.memory_summary import UpkeepState
 from domain.messages import Msg
@@ -54,7 +50,16 @@ from infrastructure.memory.codec import (
     state_from_json,
     state_to_json,
 )
-from infrastructure.redis_client import RedisClient
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+
+    from redis.asyncio.client import Pipeline
+    from redis.typing import EncodableT, FieldT
+
+    from domain.ids import ConversationId
+    from domain.memory_archive import ArchiveEntry
+    from infrastructure.redis_client import RedisClient
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -204,10 +209,13 @@ class RedisMemoryStore(MemoryStore, EntityMemory, UpkeepLedger):
         current_key, history_key = self._key("entity", conversation_id), self._key("entity_history", conversation_id)
 
         async def attempt(pipe: Pipeline) -> None:
-            raw: dict[str, str] = await pipe.hgetall(current_key)
+            # The client decodes replies (decode_responses=True), which redis-py's types cannot express.
+            raw = cast("dict[str, str]", await pipe.hgetall(current_key))
             current = {e.type: e for e in _entities(raw.values(), conversation_id)}
             merged, retired = merge_entities(current, entities, min_confidence)
-            changed = {kind: entity_to_json(e) for kind, e in merged.items() if current.get(kind) != e}
+            changed: dict[FieldT, EncodableT] = {
+                kind: entity_to_json(e) for kind, e in merged.items() if current.get(kind) != e
+            }
             pipe.multi()
             if changed:
                 pipe.hset(current_key, mapping=changed)
@@ -224,7 +232,7 @@ class RedisMemoryStore(MemoryStore, EntityMemory, UpkeepLedger):
         async def attempt(pipe: Pipeline) -> bool:
             if not await pipe.hexists(current_key, kind):
                 return False
-            history: list[str] = await pipe.lrange(history_key, 0, -1)
+            history = cast("list[str]", await pipe.lrange(history_key, 0, -1))  # decoded replies, as above
             kept = [item for item in history if _type_of(item) != kind]
             pipe.multi()
             pipe.hdel(current_key, kind)

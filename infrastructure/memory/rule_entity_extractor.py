@@ -27,12 +27,15 @@ A negated statement ("my car is not red") yields nothing. Intent: `ask` (a quest
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from datetime import date, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from application.ports.memory_models import EntityExtractor
-from domain.memory import Exchange
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from domain.memory import Exchange
 
 _WORD = r"[A-Z][\w'-]*"
 _NAME = rf"({_WORD}(?:\s+{_WORD}){{0,2}})"

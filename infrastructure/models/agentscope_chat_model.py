@@ -21,8 +21,6 @@ from agentscope import message as am
 
 from application.errors import ModelError
 from application.ports.chat_model import ChatModel, ModelChunk
-from domain.agent import ModelCapabilities
-from domain.messages import Msg
 from domain.tools import ToolCall, ToolSpec
 from infrastructure.models.agentscope_convert import to_agentscope
 from infrastructure.models.openai_convert import openai_tools
@@ -33,6 +31,9 @@ from infrastructure.models.tool_names import ToolNames
 
 if TYPE_CHECKING:
     from agentscope.model import ChatModelBase, ChatResponse
+
+    from domain.agent import ModelCapabilities
+    from domain.messages import Msg
 
 INTERRUPTED = "interrupted"
 

@@ -11,9 +11,12 @@ does not support them.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from domain.agent import ModelCapabilities
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 _ALL = ModelCapabilities(tool_call=True, agent_thought=True, image_input=True)
 _TOOLS = ModelCapabilities(tool_call=True, agent_thought=True, image_input=False)

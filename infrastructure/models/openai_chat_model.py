@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx2
 import openai
@@ -29,14 +28,18 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 from tenacity.wait import wait_random_exponential
 
 from application.ports.chat_model import ChatModel, ModelChunk
-from domain.agent import ModelCapabilities
-from domain.messages import Msg
-from domain.tools import ToolSpec
 from infrastructure.models.openai_convert import openai_messages, openai_tools
 from infrastructure.models.openai_errors import ModelErrors, is_transient, retry_after
 from infrastructure.models.openai_stream import ChunkReader, sse_chunks
 from infrastructure.models.provider_config import NO_KEY, ProviderConfig
 from infrastructure.models.tool_names import ToolNames
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncGenerator, Sequence
+
+    from domain.agent import ModelCapabilities
+    from domain.messages import Msg
+    from domain.tools import ToolSpec
 
 # What the SDK raises (it lets JSON errors and, rarely, transport errors through unwrapped).
 _FAILURES = (openai.OpenAIError, json.JSONDecodeError, httpx2.HTTPError)
@@ -45,7 +48,7 @@ _FAILURES = (openai.OpenAIError, json.JSONDecodeError, httpx2.HTTPError)
 class _Upstream:
     """An open response whose first chunk has already been read (it decided the retries)."""
 
-    def __init__(self, exits: AsyncExitStack, chunks: AsyncIterator[dict[str, Any]], first: Any) -> None:
+    def __init__(self, exits: AsyncExitStack, chunks: AsyncGenerator[dict[str, Any], None], first: Any) -> None:
         self._exits = exits
         self._chunks = chunks
         self._next = first

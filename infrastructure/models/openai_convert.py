@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from domain.messages import ImageBlock, Msg, Role, TextBlock, ToolResultBlock, ToolUseBlock
-from domain.tools import ToolSpec
-from infrastructure.models.tool_names import ToolNames
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from domain.tools import ToolSpec
+    from infrastructure.models.tool_names import ToolNames
 
 
 def openai_tools(tools: Sequence[ToolSpec], names: ToolNames) -> list[dict[str, Any]]:

@@ -7,8 +7,7 @@ import asyncio
 import contextlib
 import json
 import ssl
-from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import httpx2
@@ -16,10 +15,14 @@ import openai
 
 from application.errors import ModelError
 from application.ports.chat_model import ModelChunk
-from domain.messages import Usage
-from infrastructure.models.provider_config import TokenPrice
 from infrastructure.models.tool_calls import ToolCallAssembler
-from infrastructure.models.tool_names import ToolNames
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncGenerator, AsyncIterator
+
+    from domain.messages import Usage
+    from infrastructure.models.provider_config import TokenPrice
+    from infrastructure.models.tool_names import ToolNames
 
 MALFORMED = "The model server sent a malformed chunk"
 
@@ -29,7 +32,7 @@ _CONNECTION_ERRORS = (httpx2.RequestError, ssl.SSLError, anyio.EndOfStream)
 DRAIN_S = 0.1  # how long the rest of a finished response is read, for its connection to be reused
 
 
-async def sse_chunks(lines: AsyncIterator[str], request: httpx2.Request) -> AsyncIterator[dict[str, Any]]:
+async def sse_chunks(lines: AsyncIterator[str], request: httpx2.Request) -> AsyncGenerator[dict[str, Any], None]:
     """Each event's `data` as a JSON object, until `[DONE]`. Like the SDK's own stream, an
     `{"error": …}` event raises `openai.APIError`, and a timeout or a broken connection the
     SDK's errors for them; data that is not a JSON object is a malformed chunk."""

@@ -14,13 +14,17 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import AsyncGenerator, Sequence
+from typing import TYPE_CHECKING
 
 from application.ports.chat_model import ChatModel, ModelChunk
-from application.ports.runtime import Tokenizer
 from domain.agent import ModelCapabilities
 from domain.messages import Msg, Role, ToolResultBlock, Usage
 from domain.tools import ToolCall, ToolSpec
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncGenerator, Sequence
+
+    from application.ports.runtime import Tokenizer
 
 LABEL = "(offline scripted model, not a real LLM)"
 HOW_TO_CONFIGURE = (

@@ -11,11 +11,13 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from application.errors import ModelError
 from domain.tools import INVALID_ARGUMENTS_KEY, ToolCall
-from infrastructure.models.tool_names import ToolNames
+
+if TYPE_CHECKING:
+    from infrastructure.models.tool_names import ToolNames
 
 
 def _no_constant(name: str) -> Any:

@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from domain.messages import Msg, ToolResultBlock, ToolUseBlock
-from domain.tools import ToolSpec
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    from domain.tools import ToolSpec
 
 _ALLOWED = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _NOT_ALLOWED = re.compile(r"[^A-Za-z0-9_-]")

@@ -2,23 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from alembic import command
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import event
-from sqlalchemy.engine import URL, Connection
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 from application.errors import StoreUnavailable
+from infrastructure.errors import DatabaseNotMigrated
 from infrastructure.persistence import knowledge_rows  # noqa: F401 - registers the knowledge tables on Base
 from infrastructure.persistence.errors import (
     DATABASE_ERRORS,
     MIGRATE_HINT,
     URL_SETTING,
-    DatabaseNotMigrated,
     safe_url,
     startup_failure_message,
     store_error,
@@ -26,6 +24,11 @@ from infrastructure.persistence.errors import (
 from infrastructure.persistence.migrate import alembic_config, script_directory
 from infrastructure.persistence.rows import Base
 from infrastructure.persistence.urls import connect_args, ensure_sqlite_directory, is_sqlite, normalise_url
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Iterator
+
+    from sqlalchemy.engine import URL, Connection
 
 
 class Database:

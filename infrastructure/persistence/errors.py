@@ -13,6 +13,7 @@ import sqlalchemy.exc
 from sqlalchemy.engine import URL, make_url
 
 from application.errors import ApplicationError, InvalidInput, StoreUnavailable
+from infrastructure.errors import DatabaseNotMigrated
 
 URL_SETTING = "MEMAGENT_DATABASE__URL"
 MIGRATE_HINT = "database is not migrated: run `memagent migrate`"
@@ -40,10 +41,6 @@ DATABASE_ERRORS: tuple[type[BaseException], ...] = (
 
 # "invalid input for query argument $3: 'the user's text' (…)" → "invalid input for query argument $3"
 _ARGUMENT_VALUE = re.compile(r"^(invalid input for query argument \$\d+).*$")
-
-
-class DatabaseNotMigrated(StoreUnavailable):
-    """A PostgreSQL database whose schema is missing or behind the migrations' head."""
 
 
 def safe_url(url: str | URL) -> str:

@@ -7,18 +7,22 @@ The URL (or an open connection) is handed to the migration environment through
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from alembic import command
 from alembic.config import Config
 from alembic.script import ScriptDirectory
-from sqlalchemy.engine import URL, Connection
 
 from application.errors import StoreUnavailable
 from infrastructure.persistence.errors import DATABASE_ERRORS, startup_failure_message
 from infrastructure.persistence.urls import ensure_sqlite_directory, normalise_url
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from sqlalchemy.engine import URL, Connection
 
 MIGRATIONS_DIR = Path(__file__).resolve().with_name("migrations")
 
@@ -48,11 +52,6 @@ def run_migrations(url: str) -> None:
         _outside_event_loop(lambda: command.upgrade(alembic_config(parsed), "head"))
     except DATABASE_ERRORS as exc:
         raise StoreUnavailable(startup_failure_message(parsed, exc)) from exc
-
-
-async def run_migrations_async(url: str) -> None:
-    """The same, for callers already inside an event loop."""
-    await asyncio.to_thread(run_migrations, url)
 
 
 def _outside_event_loop(work: Callable[[], None]) -> None:

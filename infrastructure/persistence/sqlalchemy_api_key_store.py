@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from typing import TYPE_CHECKING
 
 from sqlalchemy import select, update
 
 from application.ports.api_keys import ApiKeyStore
-from domain.accounts import ApiKey, ApiKeyId
-from domain.ids import OwnerId
-from infrastructure.persistence.database import Database
 from infrastructure.persistence.rows import ApiKeyRow, api_key_from_domain, api_key_to_domain, utc
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from domain.accounts import ApiKey, ApiKeyId
+    from domain.ids import OwnerId
+    from infrastructure.persistence.database import Database
 
 
 class SqlAlchemyApiKeyStore(ApiKeyStore):

@@ -12,19 +12,16 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 import numpy as np
 from sqlalchemy import func, insert, select, update
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from application.ports.dataset_inventory import DatasetCounts, DatasetInventory
 from application.ports.knowledge_base import KnowledgeBase
-from domain.ids import OwnerId
 from domain.knowledge import Chunk, Dataset, ScoredChunk
-from infrastructure.persistence.database import Database
 from infrastructure.persistence.knowledge_rows import (
     ChunkRow,
     DatasetRow,
@@ -33,6 +30,14 @@ from infrastructure.persistence.knowledge_rows import (
     dataset_from_domain,
     dataset_to_domain,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from sqlalchemy.ext.asyncio import AsyncSession
+
+    from domain.ids import OwnerId
+    from infrastructure.persistence.database import Database
 
 log = logging.getLogger(__name__)
 

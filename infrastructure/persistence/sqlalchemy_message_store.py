@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import datetime
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Select, select
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from application.errors import Conflict, NotFound
 from application.ports.message_store import MessageStore
 from domain.conversation import Conversation, Message, MessageAgentThought, MessageStatus
-from domain.ids import ConversationId, MessageId, OwnerId
-from infrastructure.persistence.database import Database
 from infrastructure.persistence.rows import (
     ConversationRow,
     MessageAgentThoughtRow,
@@ -36,6 +32,15 @@ from infrastructure.persistence.turn_statements import (
     SAVE_SUMMARY,
     VISIBLE_CONVERSATION,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from datetime import datetime
+
+    from sqlalchemy.ext.asyncio import AsyncSession
+
+    from domain.ids import ConversationId, MessageId, OwnerId
+    from infrastructure.persistence.database import Database
 
 
 class SqlAlchemyMessageStore(MessageStore):

@@ -8,19 +8,29 @@ parameters change from one turn to the next.
 
 from __future__ import annotations
 
-from sqlalchemy import Integer, bindparam, func, insert, select, update
+from sqlalchemy import Integer, Table, bindparam, func, insert, select, update
 
 from domain.conversation import MessageStatus
 from infrastructure.persistence.rows import (
     OUTCOME_COLUMNS,
+    Base,
     ConversationRow,
     MessageAgentThoughtRow,
     MessageRow,
 )
 
-CONVERSATIONS = ConversationRow.__table__
-MESSAGES = MessageRow.__table__
-STEPS = MessageAgentThoughtRow.__table__
+
+def _table(row: type[Base]) -> Table:
+    """The row class's Table (declarative mapping types `__table__` as a bare FromClause)."""
+    table = row.__table__
+    if not isinstance(table, Table):
+        raise TypeError(f"{row.__name__} is not mapped to a table")
+    return table
+
+
+CONVERSATIONS = _table(ConversationRow)
+MESSAGES = _table(MessageRow)
+STEPS = _table(MessageAgentThoughtRow)
 
 INSERT_CONVERSATION = insert(CONVERSATIONS)
 INSERT_MESSAGE = insert(MESSAGES)

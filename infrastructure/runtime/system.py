@@ -7,13 +7,16 @@ import logging
 import secrets
 import time
 import uuid
-from collections.abc import Coroutine
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from application.ports.api_keys import SecretSource
 from application.ports.runtime import Clock, IdGenerator, TaskSpawner
-from domain.ids import TaskId
+
+if TYPE_CHECKING:
+    from collections.abc import Coroutine
+
+    from domain.ids import TaskId
 
 log = logging.getLogger(__name__)
 

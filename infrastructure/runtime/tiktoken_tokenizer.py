@@ -38,10 +38,6 @@ class TiktokenTokenizer(Tokenizer):
             log.warning("encoding %s unavailable (%s); using %s", self._name, error, OFFLINE_FALLBACK)
             return tiktoken.get_encoding(OFFLINE_FALLBACK)
 
-    @property
-    def encoding_name(self) -> str:
-        return self._encoding.name
-
     def count(self, text: str) -> int:
         if not text:
             return 0

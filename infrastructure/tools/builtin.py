@@ -11,7 +11,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from application.errors import ToolCallFailed
 from domain.tools import ToolFailure
-from infrastructure.tools.calculator import CalculationError, calculate, format_number
+from infrastructure.errors import CalculationError
+from infrastructure.tools.calculator import calculate, format_number
 from infrastructure.tools.registry import BuiltinTool, ToolRegistry
 
 
@@ -54,7 +55,3 @@ BUILTIN_TOOLS = (CURRENT_TIME, CALCULATOR)
 def builtin_tools() -> ToolRegistry:
     """A registry of every built-in tool (a fresh one, so tests may add their own)."""
     return ToolRegistry(BUILTIN_TOOLS)
-
-
-# The name the container and older code know.
-BuiltinToolBox = builtin_tools

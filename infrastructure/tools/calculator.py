@@ -12,8 +12,12 @@ from __future__ import annotations
 import ast
 import math
 import operator
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from infrastructure.errors import CalculationError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 MAX_LENGTH = 500
 MAX_NODES = 200
@@ -21,10 +25,6 @@ MAX_EXPONENT = 1000
 MAX_INT_BITS = 4096
 
 Number = int | float
-
-
-class CalculationError(ValueError):
-    """A plain explanation of why an expression cannot be computed."""
 
 
 _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {

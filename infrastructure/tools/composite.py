@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from application.errors import ToolCallFailed
 from application.ports.tools import ToolBox
 from domain.tools import ToolCall, ToolFailure, ToolSpec
 from infrastructure.tools.mcp_client import McpServers
 from infrastructure.tools.mcp_session import McpServer, ServerState
-from infrastructure.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from infrastructure.tools.registry import ToolRegistry
 
 _NOT_IN_A_NAME = re.compile(r"[^A-Za-z0-9_\-]")
 
@@ -47,9 +50,9 @@ class CompositeToolBox(ToolBox):
         for name in names:
             if name.endswith(".*") and self._servers.get(name[:-2]) is not None:
                 server = name[:-2]
-                for exposed, entry in catalog.items():
-                    if isinstance(entry, _McpTool) and entry.server.name == server:
-                        chosen.setdefault(exposed, entry.spec)
+                for exposed, listed in catalog.items():
+                    if isinstance(listed, _McpTool) and listed.server.name == server:
+                        chosen.setdefault(exposed, listed.spec)
                 continue
             exposed = aliases.get(name, name)
             entry = catalog.get(exposed)
@@ -81,8 +84,8 @@ class CompositeToolBox(ToolBox):
             exposed = bare if counts[bare] == 1 and bare not in catalog else qualified
             if exposed in catalog:
                 continue  # the same name twice on one server: the first one wins
-            catalog[exposed] = _McpTool(server, tool.name, _spec(exposed, tool.description or tool.title,
-                                                                 tool.input_schema))
+            spec = _spec(exposed, tool.description or tool.title, tool.input_schema, server.config.sequential)
+            catalog[exposed] = _McpTool(server, tool.name, spec)
             aliases[qualified] = exposed
         return catalog, aliases
 
@@ -92,7 +95,9 @@ def _safe(name: str) -> str:
     return _NOT_IN_A_NAME.sub("_", name)[:64] or "tool"
 
 
-def _spec(name: str, description: str | None, schema: Mapping[str, Any] | None) -> ToolSpec:
+def _spec(name: str, description: str | None, schema: Mapping[str, Any] | None, sequential: bool) -> ToolSpec:
     parameters = dict(schema or {})
     parameters["type"] = "object"
-    return ToolSpec(name=name, description=(description or name).strip()[:1024], parameters=parameters)
+    return ToolSpec(
+        name=name, description=(description or name).strip()[:1024], parameters=parameters, sequential=sequential
+    )

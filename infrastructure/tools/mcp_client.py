@@ -14,12 +14,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from application.ports.tool_servers import ToolServerStatus
 from infrastructure.tools.mcp_session import McpServer, ServerState
-from infrastructure.tools.mcp_transport import McpServerConfig
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from application.ports.tool_servers import ToolServerStatus
+    from infrastructure.tools.mcp_transport import McpServerConfig
 
 log = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
-"""How an MCP server's session fails: the exceptions the session lifecycle raises inside itself,
-and one plain line for any failure of a server."""
+"""How an MCP server's session fails: one plain line for any failure of a server. The exceptions
+the session lifecycle raises inside itself (`StartFailed`, `Disconnected`) are in infrastructure/errors.py."""
 
 from __future__ import annotations
 
@@ -7,17 +7,8 @@ import httpx2
 from mcp import MCPError
 from mcp.types import CONNECTION_CLOSED
 
+from infrastructure.errors import StartFailed
 from infrastructure.tools.mcp_transport import McpServerConfig, Transport
-
-
-class StartFailed(Exception):
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-class Disconnected(Exception):
-    """The session's connection is gone."""
 
 
 def describe(error: BaseException, config: McpServerConfig | None = None) -> str:

@@ -2,16 +2,15 @@
 
 Tool results become text: text blocks as they are, images, audio and binary resources as a
 short note (the turn sends tool output to the model as text), structured content as JSON when
-there is no text. `is_error` results fail the call: INVALID_ARGUMENTS when the server says the
-arguments were wrong, FAILED otherwise.
+there is no text. `is_error` results fail the call: PERMISSION_DENIED when the server says it
+refused the caller, INVALID_ARGUMENTS when it says the arguments were wrong, FAILED otherwise.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp.types import (
     AudioContent,
@@ -27,12 +26,29 @@ from mcp.types import (
 from application.errors import ToolCallFailed
 from domain.tools import ToolFailure
 
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 MAX_OUTPUT = 100_000  # characters of a tool's output kept for the model
 _BAD_ARGUMENTS = re.compile(
     r"validation error|invalid (argument|param|input)|missing required|required (argument|property)"
     r"|unexpected keyword|field required|is not of type",
     re.IGNORECASE,
 )
+
+
+# What servers say when they refuse a caller (bounded alternatives: linear on any input).
+_REFUSED = re.compile(
+    r"permission denied|not permitted|forbidden|access denied|unauthori[sz]ed|not authori[sz]ed"
+    r"|authori[sz]ation (?:failed|refused|denied|required)|insufficient (?:scope|permission|privilege)"
+    r"|\b(?:401|403)\b",
+    re.IGNORECASE,
+)
+
+
+def refuses_permission(detail: str) -> bool:
+    """Whether a tool's error says that permission or authorisation was refused."""
+    return _REFUSED.search(detail[:2000]) is not None
 
 
 def tool_output(result: CallToolResult, arguments: Mapping[str, Any] | None = None) -> str:
@@ -47,9 +63,14 @@ def tool_output(result: CallToolResult, arguments: Mapping[str, Any] | None = No
         text = json.dumps(result.structured_content, ensure_ascii=False, default=str)
     if result.is_error:
         detail = text or "the tool reported an error"
-        kind = ToolFailure.INVALID_ARGUMENTS if _blames_arguments(detail, arguments or {}) else ToolFailure.FAILED
-        raise ToolCallFailed(kind, detail)
+        raise ToolCallFailed(_failure_of(detail, arguments or {}), detail)
     return text[:MAX_OUTPUT]
+
+
+def _failure_of(detail: str, arguments: Mapping[str, Any]) -> ToolFailure:
+    if refuses_permission(detail):
+        return ToolFailure.PERMISSION_DENIED
+    return ToolFailure.INVALID_ARGUMENTS if _blames_arguments(detail, arguments) else ToolFailure.FAILED
 
 
 def _blames_arguments(detail: str, arguments: Mapping[str, Any]) -> bool:

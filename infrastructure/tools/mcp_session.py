@@ -17,8 +17,7 @@ import enum
 import logging
 import math
 import time
-from collections.abc import Mapping
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import anyio
 from mcp import ClientSession, MCPError
@@ -35,10 +34,14 @@ from mcp.types import (
 from application.errors import ToolCallFailed
 from application.ports.tool_servers import ToolServerStatus
 from domain.tools import ToolFailure
-from infrastructure.tools.mcp_errors import Disconnected, StartFailed, describe, first_line
-from infrastructure.tools.mcp_results import tool_output
-from infrastructure.tools.mcp_transport import McpServerConfig, open_streams
-from infrastructure.tools.schema import SchemaViolation, validate
+from infrastructure.errors import Disconnected, SchemaViolation, StartFailed
+from infrastructure.tools.mcp_errors import describe, first_line
+from infrastructure.tools.mcp_results import refuses_permission, tool_output
+from infrastructure.tools.mcp_transport import HttpRefusals, McpServerConfig, open_streams
+from infrastructure.tools.schema import validate
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +96,7 @@ class McpServer:
         self._session: _Session | None = None
         self._lock = asyncio.Lock()
         self._last_attempt = -math.inf
+        self._refusals = HttpRefusals()
 
     @property
     def name(self) -> str:
@@ -159,6 +163,10 @@ class McpServer:
                 raise Disconnected from None
             if error.code == REQUEST_TIMEOUT:
                 raise ToolCallFailed(ToolFailure.TIMEOUT, f"no answer within {self.config.timeout:g} s") from None
+            refused = self._refusals.take()
+            if refused is not None or refuses_permission(error.message):
+                why = f"the server refused the call (HTTP {refused})" if refused else first_line(error.message)
+                raise ToolCallFailed(ToolFailure.PERMISSION_DENIED, why) from None
             if error.code in (INVALID_PARAMS, METHOD_NOT_FOUND):
                 raise ToolCallFailed(ToolFailure.INVALID_ARGUMENTS, first_line(error.message)) from None
             raise ToolCallFailed(ToolFailure.FAILED, first_line(error.message)) from None
@@ -238,7 +246,7 @@ class McpServer:
         """Open the session, report it on `ready`, keep it open until `stop`; all in this one task."""
         try:
             async with (
-                open_streams(self.config, self._errlog) as (read_stream, write_stream),
+                open_streams(self.config, self._errlog, self._refusals) as (read_stream, write_stream),
                 ClientSession(read_stream, write_stream) as session,
             ):
                 await session.initialize()

@@ -7,13 +7,15 @@ import contextlib
 import enum
 import re
 import sys
-from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import httpx2
 from mcp import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Mapping
 
 
 class Transport(enum.StrEnum):
@@ -26,7 +28,7 @@ class McpServerConfig:
     """One MCP server. stdio: `command`, `args`, `env`, `cwd`; http: `url`, `headers`.
 
     `timeout`: seconds a `tools/call` may take; `startup_timeout`: seconds to start the server
-    and finish `initialize` and `tools/list`.
+    and finish `initialize` and `tools/list`; `sequential`: its tools' calls run one at a time.
     """
 
     name: str
@@ -39,6 +41,7 @@ class McpServerConfig:
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)  # may hold secrets
     timeout: float = 30.0
     startup_timeout: float = 10.0
+    sequential: bool = False  # its tools' calls never overlap (they change something)
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", self.name):
@@ -73,6 +76,7 @@ def server_configs(mcp: Mapping[str, Any]) -> list[McpServerConfig]:
                 headers={str(k): str(v) for k, v in (server.get("headers") or {}).items()},
                 timeout=float(server.get("timeout") or 30.0),
                 startup_timeout=float(server.get("startup_timeout") or startup),
+                sequential=bool(server.get("sequential", False)),
             )
         )
     names = [c.name for c in configs]
@@ -81,8 +85,26 @@ def server_configs(mcp: Mapping[str, Any]) -> list[McpServerConfig]:
     return configs
 
 
+class HttpRefusals:
+    """Whether a Streamable HTTP server answered 401 or 403 since the last look. The SDK turns
+    such an answer into a generic JSON-RPC error, so the status is noted on the way in."""
+
+    def __init__(self) -> None:
+        self._status: int | None = None
+
+    async def note(self, response: httpx2.Response) -> None:
+        if response.status_code in (401, 403):
+            self._status = response.status_code
+
+    def take(self) -> int | None:
+        status, self._status = self._status, None
+        return status
+
+
 @contextlib.asynccontextmanager
-async def open_streams(config: McpServerConfig, errlog: TextIO | None = None) -> AsyncIterator[tuple[Any, Any]]:
+async def open_streams(
+    config: McpServerConfig, errlog: TextIO | None = None, refusals: HttpRefusals | None = None
+) -> AsyncIterator[tuple[Any, Any]]:
     """The server's (read, write) streams: a child process over stdio, or Streamable HTTP."""
     if config.transport is Transport.STDIO:
         parameters = StdioServerParameters(
@@ -93,7 +115,10 @@ async def open_streams(config: McpServerConfig, errlog: TextIO | None = None) ->
         return
     timeout = httpx2.Timeout(config.startup_timeout, read=max(config.timeout, 300.0))
     async with (
-        httpx2.AsyncClient(headers=dict(config.headers), timeout=timeout) as http,
+        httpx2.AsyncClient(
+            headers=dict(config.headers), timeout=timeout,
+            event_hooks={"response": [refusals.note]} if refusals is not None else None,
+        ) as http,
         streamable_http_client(config.url, http_client=http) as streams,
     ):
         yield streams

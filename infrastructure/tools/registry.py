@@ -28,7 +28,8 @@ from typing import Any, TypeVar
 from application.errors import ToolCallFailed
 from application.ports.tools import ToolBox
 from domain.tools import ToolCall, ToolFailure, ToolSpec
-from infrastructure.tools.schema import SchemaViolation, docstring_parts, parameters_schema, validate, with_defaults
+from infrastructure.errors import SchemaViolation
+from infrastructure.tools.schema import docstring_parts, parameters_schema, validate, with_defaults
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -40,13 +41,15 @@ class BuiltinTool:
 
     @classmethod
     def from_function(
-        cls, function: Callable[..., Any], name: str | None = None, description: str | None = None
+        cls, function: Callable[..., Any], name: str | None = None, description: str | None = None,
+        sequential: bool = False,
     ) -> BuiltinTool:
         summary, _ = docstring_parts(function)
         spec = ToolSpec(
             name=name or function.__name__,
             description=description or summary or (name or function.__name__),
             parameters=parameters_schema(function),
+            sequential=sequential,
         )
         return cls(spec, function)
 
@@ -85,11 +88,14 @@ class ToolRegistry(ToolBox):
             raise ValueError(f"a built-in tool named {tool.spec.name!r} is already registered")
         self._tools[tool.spec.name] = tool
 
-    def tool(self, name: str | None = None, description: str | None = None) -> Callable[[F], F]:
-        """Decorator: register a typed function (sync or async) as a tool."""
+    def tool(
+        self, name: str | None = None, description: str | None = None, *, sequential: bool = False
+    ) -> Callable[[F], F]:
+        """Decorator: register a typed function (sync or async) as a tool. `sequential`: its calls
+        never overlap (see `ToolSpec`)."""
 
         def register(function: F) -> F:
-            self.add(BuiltinTool.from_function(function, name, description))
+            self.add(BuiltinTool.from_function(function, name, description, sequential))
             return function
 
         return register

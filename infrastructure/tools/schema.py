@@ -17,20 +17,14 @@ import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from infrastructure.errors import SchemaError, SchemaViolation
+
 JsonSchema = dict[str, Any]
 
 _SCALARS: dict[type, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
 _ARGS_HEADER = re.compile(r"^\s*(Args|Arguments|Parameters):\s*$")
 _SECTION_HEADER = re.compile(r"^\s*(Returns|Raises|Yields|Examples?|Notes?|See Also):\s*$")
 _PARAM_LINE = re.compile(r"^\s*(\*{0,2}\w+)\s*(\([^)]*\))?\s*:\s*(.*)$")
-
-
-class SchemaError(TypeError):
-    """A signature that cannot be described (a bug in a tool's declaration, found at import)."""
-
-
-class SchemaViolation(ValueError):
-    """Arguments that do not match a schema; the message is one plain line for the model."""
 
 
 # -- generation ---------------------------------------------------------------------------------
@@ -184,9 +178,9 @@ def _problem(schema: Mapping[str, Any], value: Any, path: str) -> str | None:  #
     if "const" in schema and value != schema["const"]:
         return f"{_where(path)} must be {schema['const']!r}"
     for keyword in ("anyOf", "oneOf"):
-        options = schema.get(keyword)
-        if isinstance(options, list) and options and all(_problem(o, value, path) for o in options):
-            return _problem(options[0], value, path)
+        alternatives = schema.get(keyword)
+        if isinstance(alternatives, list) and alternatives and all(_problem(o, value, path) for o in alternatives):
+            return _problem(alternatives[0], value, path)
     for option in schema.get("allOf", []) if isinstance(schema.get("allOf"), list) else []:
         if (problem := _problem(option, value, path)) is not None:
             return problem
@@ -219,7 +213,7 @@ def _string_problem(schema: Mapping[str, Any], value: str, path: str) -> str | N
 def _number_problem(schema: Mapping[str, Any], value: float, path: str) -> str | None:
     if isinstance(value, float) and not math.isfinite(value):
         return f"{_where(path)} must be a finite number"
-    bounds = (
+    bounds: tuple[tuple[str, Callable[[float], bool], str], ...] = (
         ("minimum", lambda b: value >= b, "at least"),
         ("maximum", lambda b: value <= b, "at most"),
         ("exclusiveMinimum", lambda b: value > b, "more than"),

@@ -5,17 +5,16 @@ from typing import Annotated, Any
 from dependency_injector.wiring import Provide, inject
 from fastapi import APIRouter, Depends, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.datastructures import UploadFile
 from starlette.types import Message
 
+from application.errors import PayloadTooLarge, UnsupportedMediaType
 from application.knowledge.add_document import AddDocument
 from application.knowledge.create_dataset import CreateDataset
 from application.knowledge.describe_dataset import DescribeDataset
-from application.knowledge.documents import AddedDocument, DatasetSummary, PayloadTooLarge, UnsupportedMediaType
+from application.knowledge.documents import AddedDocument, DatasetSummary
 from domain.ids import OwnerId
-from interfaces.http.errors import error_response
 from interfaces.http.owner import current_owner
 from interfaces.http.schemas import UnicodeText
 
@@ -40,12 +39,9 @@ class DocumentBody(BaseModel):
     media_type: UnicodeText | None = Field(None, description="text/plain or text/markdown; else from the name.")
 
 
-class _TooLarge(Exception):
-    pass
-
-
-def _capped(request: Request, limit: int) -> Request:
-    """The same request, whose body stops being read once it passes `limit` bytes."""
+def _capped(request: Request, limit: int, document_limit: int) -> Request:
+    """The same request, whose body stops being read once it passes `limit` bytes: `PayloadTooLarge`
+    (naming `document_limit`, the limit the client knows) without reading the rest."""
     received = 0
 
     async def receive() -> Message:
@@ -54,7 +50,7 @@ def _capped(request: Request, limit: int) -> Request:
         if message["type"] == "http.request":
             received += len(message.get("body", b""))
             if received > limit:
-                raise _TooLarge
+                raise PayloadTooLarge(f"The document is larger than the limit of {document_limit} bytes.")
         return message
 
     return Request(request.scope, receive)
@@ -132,39 +128,33 @@ async def add_document(
     request: Request,
     owner: Annotated[OwnerId, Depends(current_owner)],
     add: Annotated[AddDocument, Depends(Provide["add_document"])],
-) -> dict[str, Any] | JSONResponse:
+) -> dict[str, Any]:
     """Upload a .txt or .md document (multipart field `file`, or JSON `{"name", "text"}`): it is cut
     into overlapping chunks, embedded and stored. Too large: 413; not text/plain or text/markdown:
     415; empty: 422."""
     limit = add.limits.max_bytes
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    try:
-        if kind == "multipart/form-data":
-            form = await _capped(request, limit + MULTIPART_OVERHEAD).form(max_files=1, max_fields=4)
-            upload = form.get("file")
-            if not isinstance(upload, UploadFile):
-                return error_response(422, "invalid_request", "file: a multipart field `file` is required")
-            name = form.get("name")
-            document = await add(
-                owner, dataset_id, name if isinstance(name, str) and name else upload.filename or "document.txt",
-                await upload.read(), upload.content_type,
+    if kind == "multipart/form-data":
+        form = await _capped(request, limit + MULTIPART_OVERHEAD, limit).form(max_files=1, max_fields=4)
+        upload = form.get("file")
+        if not isinstance(upload, UploadFile):
+            raise RequestValidationError(
+                [{"type": "missing", "loc": ("body", "file"), "msg": "a multipart field `file` is required"}]
             )
-        elif kind in ("application/json", ""):
-            raw = await _capped(request, limit * JSON_ESCAPE_FACTOR + MULTIPART_OVERHEAD).body()
-            try:
-                body = DocumentBody.model_validate_json(raw)
-            except ValidationError as invalid:
-                raise RequestValidationError(invalid.errors()) from None
-            document = await add(owner, dataset_id, body.name, body.text, body.media_type)
-        else:
-            return error_response(
-                415, "unsupported_media_type",
-                f"Send multipart/form-data (field `file`) or application/json, not {kind[:100]!r}.",
-            )
-    except _TooLarge:
-        return error_response(413, "payload_too_large", f"The document is larger than the limit of {limit} bytes.")
-    except PayloadTooLarge as refused:
-        return error_response(413, refused.code, refused.message)
-    except UnsupportedMediaType as refused:
-        return error_response(415, refused.code, refused.message)
+        name = form.get("name")
+        document = await add(
+            owner, dataset_id, name if isinstance(name, str) and name else upload.filename or "document.txt",
+            await upload.read(), upload.content_type,
+        )
+    elif kind in ("application/json", ""):
+        raw = await _capped(request, limit * JSON_ESCAPE_FACTOR + MULTIPART_OVERHEAD, limit).body()
+        try:
+            body = DocumentBody.model_validate_json(raw)
+        except ValidationError as invalid:
+            raise RequestValidationError(invalid.errors()) from None
+        document = await add(owner, dataset_id, body.name, body.text, body.media_type)
+    else:
+        raise UnsupportedMediaType(
+            f"Send multipart/form-data (field `file`) or application/json, not {kind[:100]!r}."
+        )
     return _document_data(document)

@@ -1,25 +1,85 @@
-"""Every error answers JSON `{"code", "message"}`; never a stack trace."""
+"""The HTTP edge's one error policy: every error answers JSON `{"code", "message"}`; never a stack trace.
+
+`STATUS` maps each error class to its HTTP status; the code is the class's own `code` (an
+`ApplicationError` subclass of another layer, e.g. infrastructure's `RedisUnreachable`, keeps its
+code and takes the status of the nearest class listed). A `DomainError` that reaches the edge is a
+rule broken by the data sent: 422 `invalid_input` with its message. Anything else is a bug: 500
+`internal_error`, logged, with no details. Routes raise; they never build error answers themselves.
+"""
 
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
-from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
-from application.errors import ApplicationError, Conflict, InvalidInput, MalformedRequest, NotFound, Unauthorized
+from application.errors import (
+    ApplicationError,
+    Conflict,
+    EventStoreUnavailable,
+    InvalidInput,
+    MalformedRecord,
+    MalformedRequest,
+    MemoryUnavailable,
+    ModelError,
+    NotFound,
+    PayloadTooLarge,
+    StoreUnavailable,
+    Unauthorized,
+    UnsupportedMediaType,
+    UpkeepBusy,
+)
+from domain.errors import DomainError
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI, Request
 
 log = logging.getLogger(__name__)
 
-_STATUS = {MalformedRequest: 400, InvalidInput: 422, NotFound: 404, Conflict: 409, Unauthorized: 401}
+# The status of each error class (looked up along the error's MRO, so the most specific class wins).
+STATUS: dict[type[Exception], int] = {
+    MalformedRequest: 400,
+    Unauthorized: 401,
+    NotFound: 404,
+    Conflict: 409,
+    PayloadTooLarge: 413,
+    UnsupportedMediaType: 415,
+    InvalidInput: 422,
+    DomainError: 422,
+    ModelError: 503,
+    StoreUnavailable: 503,
+    MemoryUnavailable: 503,
+    UpkeepBusy: 503,
+    EventStoreUnavailable: 503,
+    MalformedRecord: 500,  # our own stored data is broken: not the client's fault, and retrying will not help
+    ApplicationError: 503,  # any other application error: a dependency that failed
+}
+DOMAIN_ERROR_CODE = InvalidInput.code
 
 
 def error_response(
     status: int, code: str, message: str, headers: dict[str, str] | None = None
 ) -> JSONResponse:
     return JSONResponse({"code": code, "message": message}, status_code=status, headers=headers)
+
+
+def status_of(error: ApplicationError | DomainError) -> int:
+    return next(STATUS[kind] for kind in type(error).__mro__ if kind in STATUS)
+
+
+def policy_response(error: ApplicationError | DomainError) -> JSONResponse:
+    """The answer to an application or domain error, by `STATUS`."""
+    status = status_of(error)
+    if isinstance(error, ApplicationError):
+        code, message = error.code, error.message
+    else:
+        code, message = DOMAIN_ERROR_CODE, str(error)
+    # RFC 6750: a 401 names the scheme the client should use.
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return error_response(status, code, message, headers)
 
 
 def _validation_message(error: RequestValidationError) -> tuple[str, str]:
@@ -32,11 +92,9 @@ def _validation_message(error: RequestValidationError) -> tuple[str, str]:
 
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ApplicationError)
-    async def application_error(_: Request, error: ApplicationError) -> JSONResponse:
-        status = next((s for kind, s in _STATUS.items() if isinstance(error, kind)), 503)
-        # RFC 6750: a 401 names the scheme the client should use.
-        headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-        return error_response(status, error.code, error.message, headers)
+    @app.exception_handler(DomainError)
+    async def policy_error(_: Request, error: ApplicationError | DomainError) -> JSONResponse:
+        return policy_response(error)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_: Request, error: RequestValidationError) -> JSONResponse:

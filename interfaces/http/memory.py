@@ -64,6 +64,7 @@ def memory_data(view: MemoryView) -> dict[str, Any]:
     return {
         "conversation_id": view.conversation_id,
         "summary": view.summary,
+        "intent": None if sheet.intent is None else sheet.intent.value,  # also listed among the entities
         "entity_min_confidence": view.min_confidence,
         "entities": [
             entity_data(e, sheet.history_of(e.type), view.min_confidence)

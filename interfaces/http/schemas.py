@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from application.chat_turn.aggregate_turn import TurnResult
-from application.chat_turn.turn import TurnHandle
-from domain.conversation import Message, MessageAgentThought
 from domain.text import text_problem
-from domain.thoughts import AgentThought
+
+if TYPE_CHECKING:
+    from application.chat_turn.aggregate_turn import TurnResult
+    from application.chat_turn.turn import TurnHandle
+    from domain.conversation import Message, MessageAgentThought
+    from domain.thoughts import AgentThought
 
 
 def _unicode_text(value: str) -> str:
@@ -36,13 +38,8 @@ class ChatBody(BaseModel):
     image_urls: list[UnicodeText] = Field(default_factory=list, max_length=8)
 
 
-class ErrorBody(BaseModel):
-    code: str
-    message: str
-
-
 def frame_data(thought: AgentThought) -> dict[str, Any]:
-    """The `data` of one SSE frame (ARCHITECTURE.md §4)."""
+    """The `data` of one SSE frame (docs/ARCHITECTURE.md §4)."""
     return {
         "id": thought.id,
         "task_id": thought.task_id,
@@ -56,6 +53,7 @@ def frame_data(thought: AgentThought) -> dict[str, Any]:
         "answer": thought.answer,
         "total_token_count": thought.total_token_count,
         "total_price": thought.total_price,
+        "tokens_estimated": thought.tokens_estimated,
         "latency": thought.latency,
     }
 

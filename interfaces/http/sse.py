@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 from fastapi.sse import KEEPALIVE_COMMENT, EventSourceResponse, format_sse_event
 
 from application.errors import ApplicationError
-from application.ports.event_log import LoggedEvent
 from interfaces.http.schemas import frame_data
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from application.ports.event_log import LoggedEvent
 
 log = logging.getLogger(__name__)
 

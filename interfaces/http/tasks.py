@@ -2,6 +2,7 @@ from typing import Annotated
 
 from dependency_injector.wiring import Provide, inject
 from fastapi import APIRouter, Depends, Header, Query
+from fastapi.sse import EventSourceResponse
 
 from application.errors import MalformedRequest
 from application.tasks.follow_task import FollowTask
@@ -9,7 +10,7 @@ from application.tasks.stop_task import StopTask
 from domain.ids import OwnerId, TaskId
 from interfaces.http.owner import current_owner
 from interfaces.http.schemas import UnicodeText
-from interfaces.http.sse import EventSourceResponse, sse_response
+from interfaces.http.sse import sse_response
 
 router = APIRouter()
 

@@ -13,7 +13,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from infrastructure.redis_client import RedisClient, RedisUnreachable
+from infrastructure.errors import RedisUnreachable
+from infrastructure.redis_client import RedisClient
 
 REDIS_URL = os.environ.get("MEMAGENT_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 # Nothing listens on port 1, so connecting fails at once with "connection refused".

@@ -59,8 +59,9 @@ def start(llm: ScriptedLLMServer, tmp: pytest.TempPathFactory, **extra: str) -> 
 
 @pytest.fixture(scope="module")
 def calling(llm: ScriptedLLMServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
-    """gpt-4o-mini: native tool calls and images, from the capability table."""
-    yield from start(llm, tmp_path_factory)
+    """gpt-4o-mini: native tool calls and images, from the capability table. Every step's text
+    streams at once (`stream_thoughts`), so these tests see the stream as the model sends it."""
+    yield from start(llm, tmp_path_factory, MEMAGENT_AGENT__STREAM_THOUGHTS="true")
 
 
 @pytest.fixture(scope="module")
@@ -226,6 +227,18 @@ def test_a_react_turn_uses_a_prompt_not_native_tools_and_persists_its_trace(
     assert json.loads(json.loads(thought["observation"])["current_time"])["timezone"] == "UTC"
     # Model steps carry tokens; recall and tool-call steps spend none.
     assert all(s["total_token_count"] > 0 for s in steps if s["event"] in ("agent_thought", "agent_message"))
+
+
+def test_a_react_answer_streams_delta_by_delta_and_its_action_block_is_never_sent(
+    server: ScriptedLLMServer, react: Service
+) -> None:
+    server.enqueue(text("``", "`json\n" + REACT_CALL.split("```json\n", 1)[-1], delay=0.05),
+                   text("It is ", "noon ", "UTC.", delay=0.05))
+    frames = stream_chat(react, "What time is it?")
+    answers = [f["data"]["answer"] for f in frames if f["event"] == "agent_message"]
+    assert answers[:3] == ["It is ", "noon ", "UTC."]
+    assert "```" not in "".join(answers)
+    assert [f["event"] for f in frames][-2:] == ["agent_end", "done"]
 
 
 def test_unparseable_react_json_is_a_plain_answer(server: ScriptedLLMServer, react: Service) -> None:

@@ -6,9 +6,8 @@ Every test that takes `keys` runs once per backend (see db_fixtures.database_url
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta, timezone
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from alembic import command
@@ -31,6 +30,10 @@ from tests.integration.db_fixtures import (  # noqa: F401  (fixtures are used by
     pg_database_url,
     sqlite_url,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+    from pathlib import Path
 
 pytestmark = pytest.mark.integration
 

@@ -1,31 +1,38 @@
-"""The EventLog contract, run against every adapter."""
+"""The EventLog contract, run against every adapter (in-process, the unit tests' double of it, Redis)."""
 
 from __future__ import annotations
 
 import asyncio
 import time
+from typing import TYPE_CHECKING
 
 import pytest
 
 from application.errors import EventStoreUnavailable
-from application.ports.event_log import EventLog
 from domain.ids import ConversationId, MessageId, TaskId, ThoughtId
 from domain.thoughts import AgentThought, ThoughtEvent
 from infrastructure.events import redis_event_log
 from infrastructure.events.inprocess_event_log import InProcessEventLog
 from infrastructure.events.redis_event_log import RedisEventLog
-from infrastructure.redis_client import RedisClient
+from tests.doubles import FailingEventLog
+from tests.fakes import FakeClock
 from tests.integration.redis_fixtures import dead_redis_client, redis_client  # noqa: F401
+
+if TYPE_CHECKING:
+    from application.ports.event_log import EventLog
+    from infrastructure.redis_client import RedisClient
 
 pytestmark = pytest.mark.integration
 
 TASK = TaskId("task-1")
 
 
-@pytest.fixture(params=["inprocess", "redis"])
+@pytest.fixture(params=["inprocess", "inprocess-double", "redis"])
 def log(request: pytest.FixtureRequest) -> EventLog:
     if request.param == "inprocess":
         return InProcessEventLog()
+    if request.param == "inprocess-double":  # the unit tests' double, with no failures asked for
+        return FailingEventLog()
     return RedisEventLog(request.getfixturevalue("redis_client"))
 
 
@@ -163,6 +170,35 @@ async def test_close_with_retention_expires_the_log(log: EventLog) -> None:
 
 async def test_closing_an_unknown_task_is_harmless(log: EventLog) -> None:
     await log.close(TaskId("never-seen"), retention=1)
+
+
+async def test_inprocess_retention_runs_on_its_clock() -> None:
+    time = FakeClock(step=0)
+    log, other = InProcessEventLog(clock=time.monotonic), TaskId("task-2")
+    await log.append(TASK, delta("bye"))
+    await log.append(other, delta("x", other))
+    await log.close(TASK, retention=30)
+    await log.close(other, retention=10)
+    await log.close(other, retention=60)  # closed again: the later retention counts
+    time.advance(29)
+    assert await answers(log) == [(1, "bye")]
+    time.advance(2)
+    assert await answers(log) == []
+    assert await answers(log, other) == [(1, "x")]
+    time.advance(30)
+    assert await answers(log, other) == []
+    assert await log.append(TASK, delta("again")) == 1  # a dropped log starts afresh
+
+
+async def test_the_double_counts_appends_records_opens_and_fails_on_demand() -> None:
+    log = FailingEventLog()
+    await log.open(TASK)
+    log.failures = 1
+    with pytest.raises(EventStoreUnavailable):
+        await log.append(TASK, delta("lost"))
+    assert await log.append_many(TASK, [delta("a"), delta("b")]) == 2
+    assert (log.opened, log.appends) == ([TASK], 2)
+    assert await answers(log) == [(1, "a"), (2, "b")]
 
 
 async def test_redis_close_expires_both_stream_and_counter(redis_client: RedisClient) -> None:  # noqa: F811

@@ -4,9 +4,8 @@ similarity search over an in-process cache that follows every added document."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from alembic import command
@@ -19,6 +18,10 @@ from infrastructure.persistence.migrate import alembic_config, run_migrations
 from infrastructure.persistence.sqlalchemy_knowledge_base import SqlAlchemyKnowledgeBase
 from infrastructure.persistence.urls import normalise_url
 from tests.integration.db_fixtures import database_url, migrated_url, pg_database_url, sqlite_url  # noqa: F401
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+    from pathlib import Path
 
 pytestmark = pytest.mark.integration
 

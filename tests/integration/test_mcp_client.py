@@ -19,7 +19,7 @@ from domain.tools import RetryPolicy, ToolCall, ToolFailure
 from infrastructure.tools.builtin import builtin_tools
 from infrastructure.tools.composite import CompositeToolBox
 from infrastructure.tools.mcp_client import McpServers
-from infrastructure.tools.mcp_transport import McpServerConfig, Transport
+from infrastructure.tools.mcp_transport import McpServerConfig, Transport, server_configs
 from tests.mcp_servers import http_mcp_server
 from tests.service import ROOT
 
@@ -108,6 +108,55 @@ async def test_results_errors_images_and_names_over_streamable_http_and_stdio(fi
         assert unknown.failure is ToolFailure.UNKNOWN_TOOL
     finally:
         await box.servers.close()
+
+
+async def test_a_refused_permission_and_an_http_403_are_permission_denied_never_retried(fixture_url: str) -> None:
+    remote = McpServerConfig("remote", Transport.HTTP, url=fixture_url, timeout=10)
+    box = await started(remote, LOCAL)
+    try:
+        for name in ("remote.guarded", "local.guarded"):  # the tool's own error says so
+            said = await failure(box, name, path="/etc/shadow")
+            assert said.failure is ToolFailure.PERMISSION_DENIED, said.detail
+        forbidden = await failure(box, "remote.secret")  # the gateway answers HTTP 403
+        assert forbidden.failure is ToolFailure.PERMISSION_DENIED
+        assert "403" in forbidden.detail
+        assert await invoke(box, "local.secret") == "the secret"  # stdio has no gateway
+        assert await invoke(box, "remote.echo", text="still here") == "echo: still here"
+
+        executor = ToolExecutor(box, RetryPolicy(timeout_retries=2, retry_delay=0.0), timeout=5)
+        attempts = 0
+        invoke_once = box.invoke
+
+        async def counted(call: ToolCall) -> str:
+            nonlocal attempts
+            attempts += 1
+            return await invoke_once(call)
+
+        box.invoke = counted  # type: ignore[method-assign]
+        result = await executor.run(ToolCall("c9", "remote.secret", {}))
+        assert attempts == 1
+        assert result.failure is ToolFailure.PERMISSION_DENIED
+        assert result.output == "Permission to use tool 'remote.secret' was denied. Do not try it again."
+    finally:
+        await box.servers.close()
+
+
+async def test_a_server_set_sequential_offers_its_tools_as_sequential(fixture_url: str) -> None:
+    writes = McpServerConfig("writes", Transport.HTTP, url=fixture_url, timeout=10, sequential=True)
+    box = await started(writes, LOCAL)
+    try:
+        specs = {s.name: s.sequential for s in box.specs(["current_time", "writes.*", "local.*"])}
+        assert specs["writes.echo"] is True
+        assert specs["local.echo"] is False
+        assert specs["current_time"] is False  # the built-in
+    finally:
+        await box.servers.close()
+
+
+def test_the_sequential_setting_is_read_from_the_mcp_settings() -> None:
+    [config] = server_configs({"servers": [{"name": "w", "transport": "http", "url": "http://x/mcp",
+                                            "sequential": True}]})
+    assert config.sequential is True
 
 
 async def test_a_hanging_tool_is_bounded_by_the_tool_timeout_and_the_session_stays_usable(fixture_url: str) -> None:

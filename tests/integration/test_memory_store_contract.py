@@ -1,19 +1,22 @@
 """The memory ports' contract (MemoryStore, EntityMemory, UpkeepLedger, EmbeddingCache), run against
-every adapter — in-process and Redis — including concurrent writers; plus the Redis client's failures."""
+every adapter — in-process and Redis — including concurrent writers; plus the Redis client's failures.
+
+The in-process adapters are also what the unit tests use (tests/doubles.py), so this suite is what
+makes a unit test's memory behave like production's."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
 import pytest
 
 from application.errors import MemoryUnavailable, UpkeepBusy
 from application.memory.cached_embedder import CachedEmbedder
-from application.memory.memory_upkeep import MemoryUpkeep
-from application.memory.recall_memory import ShortTermMemory
-from application.ports.memory_store import EmbeddingCache
+from application.memory.fold_archive import FoldArchive
+from application.memory.short_term_memory import ShortTermMemory
 from domain.agent import AgentConfig
 from domain.conversation import Message, MessageStatus
 from domain.ids import AppId, ConversationId, MessageId, OwnerId, TaskId
@@ -22,12 +25,17 @@ from domain.memory_archive import ArchiveEntry
 from domain.memory_entities import ENTITY_HISTORY_LIMIT, Entity
 from domain.memory_summary import UpkeepState
 from domain.messages import ImageBlock, Msg, Role, TextBlock, ToolResultBlock, ToolUseBlock, Usage, text_msg
+from infrastructure.errors import RedisUnreachable
 from infrastructure.memory.inprocess_memory_store import InProcessEmbeddingCache, InProcessMemoryStore
 from infrastructure.memory.redis_embedding_cache import RedisEmbeddingCache
 from infrastructure.memory.redis_memory_store import RedisMemoryStore
-from infrastructure.redis_client import URL_SETTING, RedisClient, RedisUnreachable
-from tests.fakes import FakeClock, FakeEmbedder, FakeEmbeddingCache, FakeMessageStore, FakeSummarizer, WordTokenizer
+from infrastructure.redis_client import URL_SETTING, RedisClient
+from tests.doubles import FailingMemoryStore
+from tests.fakes import FakeClock, FakeEmbedder, FakeMessageStore, FakeSummarizer, WordTokenizer
 from tests.integration.redis_fixtures import dead_redis_client, redis_client  # noqa: F401
+
+if TYPE_CHECKING:
+    from application.ports.memory_store import EmbeddingCache
 
 pytestmark = pytest.mark.integration
 
@@ -38,10 +46,12 @@ NOW = datetime(2025, 5, 17, 9, 30, tzinfo=UTC)
 Store = InProcessMemoryStore | RedisMemoryStore
 
 
-@pytest.fixture(params=["inprocess", "redis"])
+@pytest.fixture(params=["inprocess", "inprocess-double", "redis"])
 def store(request: pytest.FixtureRequest) -> Store:
     if request.param == "inprocess":
         return InProcessMemoryStore(lock_wait=0.2)
+    if request.param == "inprocess-double":  # the unit tests' double, its failure switch off
+        return FailingMemoryStore(lock_wait=0.2)
     return RedisMemoryStore(request.getfixturevalue("redis_client"), lock_wait=0.2, lock_lease=5)
 
 
@@ -64,7 +74,7 @@ def window() -> list[Msg]:
 
 
 async def test_window_round_trips_with_every_block(store: Store) -> None:
-    await store.save_window(CONV, window())
+    await store.restore_window(CONV, window())
     assert await store.get_window(CONV) == window()
 
 
@@ -73,20 +83,21 @@ async def test_window_miss_is_none(store: Store) -> None:
 
 
 async def test_saving_replaces_the_window(store: Store) -> None:
+    """save_window is the port's only unconditional write, and nothing but this test calls it."""
     await store.save_window(CONV, window())
     await store.save_window(CONV, window()[:1])
     assert await store.get_window(CONV) == window()[:1]
 
 
 async def test_empty_window_is_a_hit_not_a_miss(store: Store) -> None:
-    await store.save_window(CONV, [])
+    await store.restore_window(CONV, [])
     assert await store.get_window(CONV) == []
 
 
 async def test_forget_drops_the_window_of_that_conversation_only(store: Store) -> None:
     other = ConversationId("conv-2")
-    await store.save_window(CONV, window())
-    await store.save_window(other, window())
+    await store.restore_window(CONV, window())
+    await store.restore_window(other, window())
     await store.forget(CONV)
     assert await store.get_window(CONV) is None
     assert await store.get_window(other) == window()
@@ -98,7 +109,7 @@ async def test_forgetting_an_unknown_conversation_is_harmless(store: Store) -> N
 
 async def test_redis_window_expires_like_a_cache(redis_client: RedisClient) -> None:  # noqa: F811
     store = RedisMemoryStore(redis_client, window_ttl=60)
-    await store.save_window(CONV, window())
+    await store.restore_window(CONV, window())
     ttl = await redis_client.commands.pttl(redis_client.key("window", CONV))
     assert 0 < ttl <= 60_000
 
@@ -136,6 +147,22 @@ async def test_redis_failure_raises_memory_unavailable() -> None:
             assert "s3cret-pass" not in caught.value.message
     finally:
         await client.close()
+
+
+async def test_the_double_fails_the_methods_it_is_told_to() -> None:
+    store = FailingMemoryStore()
+    await store.restore_window(CONV, turns(1))
+    store.failing.add("entity_sheet")
+    with pytest.raises(MemoryUnavailable):
+        await store.entity_sheet(CONV)
+    assert await store.get_window(CONV) == turns(1)
+    store.fail = True
+    for call in (lambda: store.get_window(CONV), lambda: store.archive(CONV), lambda: store.upkeep_state(CONV)):
+        with pytest.raises(MemoryUnavailable):
+            await call()
+    with pytest.raises(MemoryUnavailable):
+        async with store.exclusive(CONV):
+            pass
 
 
 async def test_ping_names_the_setting_and_hides_the_password() -> None:
@@ -205,14 +232,14 @@ async def test_appending_to_a_missing_store_writes_nothing(store: Store) -> None
 
 
 async def test_a_turn_is_appended_once(store: Store) -> None:
-    await store.save_window(CONV, turns(1))
+    await store.restore_window(CONV, turns(1))
     assert await store.append_to_window(CONV, turns(2)) is True
     assert await store.append_to_window(CONV, turns(2)) is True
     assert await store.get_window(CONV) == turns(1, 2)
 
 
 async def test_concurrent_appends_lose_nothing(store: Store) -> None:
-    await store.save_window(CONV, [])
+    await store.restore_window(CONV, [])
     await asyncio.gather(*(store.append_to_window(CONV, turns(n)) for n in range(1, 21)))
     stored = await store.get_window(CONV)
     assert stored is not None
@@ -224,7 +251,7 @@ async def test_an_empty_archive_is_an_empty_list(store: Store) -> None:
 
 
 async def test_folding_moves_the_oldest_turns_into_the_archive(store: Store) -> None:
-    await store.save_window(CONV, turns(1, 2, 3))
+    await store.restore_window(CONV, turns(1, 2, 3))
     entry = archive_entry(1, 2)
     assert await store.fold_into_archive(CONV, entry) is True
     assert await store.get_window(CONV) == turns(3)
@@ -232,7 +259,7 @@ async def test_folding_moves_the_oldest_turns_into_the_archive(store: Store) -> 
 
 
 async def test_folding_twice_or_out_of_order_changes_nothing(store: Store) -> None:
-    await store.save_window(CONV, turns(1, 2, 3))
+    await store.restore_window(CONV, turns(1, 2, 3))
     assert await store.fold_into_archive(CONV, archive_entry(1)) is True
     assert await store.fold_into_archive(CONV, archive_entry(1)) is False  # already archived
     assert await store.fold_into_archive(CONV, archive_entry(3)) is False  # not the oldest
@@ -243,7 +270,7 @@ async def test_folding_twice_or_out_of_order_changes_nothing(store: Store) -> No
 
 
 async def test_concurrent_folds_archive_each_turn_exactly_once(store: Store) -> None:
-    await store.save_window(CONV, turns(*range(1, 9)))
+    await store.restore_window(CONV, turns(*range(1, 9)))
     batches = [archive_entry(1, 2), archive_entry(3, 4), archive_entry(1, 2), archive_entry(3, 4)]
     # Whoever folds the second batch first loses (it is not the oldest yet); retry like the upkeep does.
     results = await asyncio.gather(*(store.fold_into_archive(CONV, e) for e in batches * 5))
@@ -255,14 +282,14 @@ async def test_concurrent_folds_archive_each_turn_exactly_once(store: Store) -> 
 
 
 async def test_a_fold_and_an_append_at_once_keep_both(store: Store) -> None:
-    await store.save_window(CONV, turns(1, 2, 3))
+    await store.restore_window(CONV, turns(1, 2, 3))
     await asyncio.gather(store.fold_into_archive(CONV, archive_entry(1)), store.append_to_window(CONV, turns(4)))
     assert await store.get_window(CONV) == turns(2, 3, 4)
     assert len(await store.archive(CONV)) == 1
 
 
 async def test_archive_entries_come_back_oldest_first(store: Store) -> None:
-    await store.save_window(CONV, turns(1, 2, 3))
+    await store.restore_window(CONV, turns(1, 2, 3))
     second, first = archive_entry(2, 3), archive_entry(1)
     await store.fold_into_archive(CONV, first)
     await store.fold_into_archive(CONV, second)
@@ -274,15 +301,13 @@ async def test_concurrent_upkeep_compactions_archive_each_turn_once_and_skip_non
     record = FakeMessageStore()
     for n in range(1, 12):
         record.messages[f"m{n}"] = turn(n)
-    await store.save_window(CONV, turns(*range(1, 12)))  # eleven turns, none archived yet
+    await store.restore_window(CONV, turns(*range(1, 12)))  # eleven turns, none archived yet
     policy = MemoryPolicy(compact_threshold=4, compact_batch=2)
     short_term = ShortTermMemory(record, store, WordTokenizer(), policy)
-    embedder = CachedEmbedder(FakeEmbedder(), FakeEmbeddingCache())
-    upkeep = MemoryUpkeep(
-        record, short_term, store, store, store, FakeSummarizer(), None, embedder, None, FakeClock(), policy,  # type: ignore[arg-type]
-    )
+    embedder = CachedEmbedder(FakeEmbedder(), InProcessEmbeddingCache())
+    fold = FoldArchive(short_term, store, FakeSummarizer(), embedder, FakeClock(), policy)
     config = AgentConfig(AppId("default"))
-    await asyncio.gather(*(upkeep.compact(config, CONV) for _ in range(4)))
+    await asyncio.gather(*(fold(config, CONV) for _ in range(4)))
     archived = [s for e in await store.archive(CONV) for s in e.source_message_ids]
     stored = await store.get_window(CONV)
     assert stored is not None
@@ -443,7 +468,7 @@ async def test_a_redis_lock_whose_holder_died_lapses_after_its_lease(redis_clien
 async def test_forget_drops_every_tier_of_that_conversation_only(store: Store) -> None:
     other = ConversationId("conv-2")
     for conversation in (CONV, other):
-        await store.save_window(conversation, turns(1, 2))
+        await store.restore_window(conversation, turns(1, 2))
         await store.record_entities(conversation, [entity("date", "a"), entity("date", "b", minute=1)])
         await store.save_upkeep_state(conversation, UpkeepState(MessageId("m1")))
     await store.fold_into_archive(CONV, archive_entry(1))
@@ -459,7 +484,7 @@ async def test_forget_drops_every_tier_of_that_conversation_only(store: Store) -
 
 async def test_redis_forget_leaves_no_key_of_the_conversation(redis_client: RedisClient) -> None:  # noqa: F811
     store = RedisMemoryStore(redis_client)
-    await store.save_window(CONV, turns(1, 2))
+    await store.restore_window(CONV, turns(1, 2))
     await store.fold_into_archive(CONV, archive_entry(1))
     await store.record_entities(CONV, [entity("date", "a"), entity("date", "b", minute=1)])
     await store.save_upkeep_state(CONV, UpkeepState(MessageId("m1")))
@@ -505,9 +530,12 @@ async def test_the_inprocess_cache_is_bounded_and_expires() -> None:
     await small.cached_vectors(["a"])  # a is used: b is the least recent
     await small.cache_vectors({"c": [3.0]})
     assert await small.cached_vectors(["a", "b", "c"]) == [[1.0], None, [3.0]]
-    brief = InProcessEmbeddingCache(ttl=0.01)
+    time = FakeClock(step=0)
+    brief = InProcessEmbeddingCache(ttl=10, clock=time.monotonic)
     await brief.cache_vectors({"a": [1.0]})
-    await asyncio.sleep(0.02)
+    time.advance(10)
+    assert await brief.cached_vectors(["a"]) == [[1.0]]  # expires after its ttl, not at it
+    time.advance(0.01)
     assert await brief.cached_vectors(["a"]) == [None]
 
 

@@ -167,13 +167,17 @@ def test_the_tiers_work_through_the_service_and_the_memory_api(backend: Backend,
         assert "Remind me to renew my passport." in memory["summary"]
 
         # The next prompt holds what was recalled, and the recall event says why.
+        intent = memory["intent"]  # the latest task-bearing intent is kept as conversation state
+        assert intent in {"inform", "correct", "task", "ask"}
         asked = chat(client, "What should I pack for the dinner?", conversation)
         system = texts(prompt_of(client, asked["message_id"])[0])
+        assert f"- intent: {intent}" in system
         assert "- date: the day after tomorrow (" in system
         assert "- date: tomorrow" not in system
         assert "- name: Ada" in system
         assert "Summary of the conversation so far:" in system
         recalled = recall_of(client, asked["message_id"])
+        assert recalled["intent"] == intent
         assert {e["type"] for e in recalled["entities"]} >= {"name", "city", "date", "favourite_colour"}
         assert recalled["archive"][0]["source_message_ids"] == entry["source_message_ids"]
         assert "score" in recalled["archive"][0]

@@ -9,7 +9,7 @@ import time
 import uuid
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from alembic.autogenerate import compare_metadata
@@ -20,8 +20,8 @@ from application.errors import Conflict, InvalidInput, NotFound, StoreUnavailabl
 from domain.conversation import Conversation, Message, MessageAgentThought, MessageStatus, TurnOutcome
 from domain.ids import AppId, ConversationId, MessageId, OwnerId, TaskId, ThoughtId
 from domain.messages import Usage
+from infrastructure.errors import DatabaseNotMigrated
 from infrastructure.persistence.database import Database
-from infrastructure.persistence.errors import DatabaseNotMigrated
 from infrastructure.persistence.migrate import run_migrations
 from infrastructure.persistence.rows import Base, MessageRow, message_from_domain
 from infrastructure.persistence.sqlalchemy_message_store import SqlAlchemyMessageStore
@@ -34,6 +34,9 @@ from tests.integration.db_fixtures import (  # noqa: F401  (fixtures are used by
     pg_unmigrated_database_url,
     sqlite_url,
 )
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 pytestmark = pytest.mark.integration
 

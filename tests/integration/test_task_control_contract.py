@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -11,8 +12,11 @@ from application.ports.task_control import TaskControl, TaskInfo
 from domain.ids import ConversationId, MessageId, OwnerId, TaskId
 from infrastructure.events.inprocess_task_control import InProcessTaskControl
 from infrastructure.events.redis_task_control import RedisTaskControl
-from infrastructure.redis_client import RedisClient
+from tests.fakes import FakeClock
 from tests.integration.redis_fixtures import dead_redis_client, redis_client  # noqa: F401
+
+if TYPE_CHECKING:
+    from infrastructure.redis_client import RedisClient
 
 pytestmark = pytest.mark.integration
 
@@ -88,6 +92,22 @@ async def test_stop_flag_expires_after_the_stop_ttl(redis_client: RedisClient) -
         assert await control.request_stop(TASK, ALICE)
         await asyncio.sleep(0.4)
         assert not await control.stop_requested(TASK)
+
+
+async def test_inprocess_expiries_run_on_its_clock() -> None:
+    time = FakeClock(step=0)
+    control = InProcessTaskControl(stop_ttl=30, clock=time.monotonic)
+    await control.register(INFO, ttl=60)
+    assert await control.request_stop(TASK, ALICE)
+    time.advance(30)
+    assert await control.stop_requested(TASK)  # a flag lapses after its ttl, not at it
+    time.advance(0.5)
+    assert not await control.stop_requested(TASK)
+    time.advance(29.5)  # 60 s since the registration
+    assert await control.get(TASK) == INFO
+    time.advance(0.5)
+    assert await control.get(TASK) is None
+    assert await control.request_stop(TASK, ALICE) is False
 
 
 async def test_redis_failure_raises_event_log_unavailable() -> None:

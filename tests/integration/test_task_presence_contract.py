@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 import pytest
 
 from application.errors import EventStoreUnavailable
-from application.ports.task_presence import TaskPresence
 from domain.ids import TaskId
 from infrastructure.events.inprocess_task_presence import InProcessTaskPresence
 from infrastructure.events.redis_task_presence import RedisTaskPresence
+from tests.fakes import FakeClock
 from tests.integration.redis_fixtures import dead_redis_client, redis_client  # noqa: F401
+
+if TYPE_CHECKING:
+    from application.ports.task_presence import TaskPresence
 
 pytestmark = pytest.mark.integration
 
@@ -53,6 +57,23 @@ async def test_worker_and_client_leases_are_separate(presence: TaskPresence) -> 
     assert not await presence.worker_alive(TASK)
     await presence.worker_beat(OTHER, 5)
     assert not await presence.client_attached(OTHER)
+
+
+async def test_inprocess_leases_run_on_its_clock() -> None:
+    time = FakeClock(step=0)
+    presence = InProcessTaskPresence(clock=time.monotonic)
+    await presence.worker_beat(TASK, 15)
+    await presence.client_beat(TASK, 30)
+    time.advance(15)
+    assert await presence.worker_alive(TASK)  # a lease lapses after its ttl, not at it
+    time.advance(0.5)
+    assert not await presence.worker_alive(TASK)
+    assert await presence.client_attached(TASK)
+    await presence.client_beat(TASK, 30)  # renewed
+    time.advance(30)
+    assert await presence.client_attached(TASK)
+    time.advance(0.5)
+    assert not await presence.client_attached(TASK)
 
 
 async def test_redis_failure_raises_event_log_unavailable() -> None:

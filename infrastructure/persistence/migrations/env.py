@@ -7,14 +7,17 @@ connection, arrives in `config.attributes`; there is no alembic.ini to read it f
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 from alembic import context
 from sqlalchemy import pool
-from sqlalchemy.engine import URL, Connection
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from infrastructure.persistence.rows import Base
 from infrastructure.persistence.urls import connect_args
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import URL, Connection
 
 config = context.config
 target_metadata = Base.metadata

@@ -1,4 +1,5 @@
-"""Builds the chat-turn use cases over the fakes of tests/fakes.py."""
+"""Builds the chat-turn use cases over the in-process adapters (tests/doubles.py) and the fakes of
+tests/fakes.py."""
 
 from __future__ import annotations
 
@@ -26,23 +27,23 @@ from application.memory.short_term_memory import ShortTermMemory
 from application.memory.update_summary import UpdateSummary
 from application.tasks.follow_task import FollowTask, FollowTimes
 from domain.agent import AgentConfig
-from domain.ids import AppId, ConversationId, OwnerId
+from domain.ids import AppId, ConversationId, OwnerId, TaskId
 from domain.memory import MemoryPolicy
+from domain.thoughts import AgentThought
 from domain.tools import RetryPolicy
+from infrastructure.events.inprocess_task_control import InProcessTaskControl
+from infrastructure.events.inprocess_task_presence import InProcessTaskPresence
+from infrastructure.memory.inprocess_memory_store import InProcessEmbeddingCache
+from tests.doubles import FailingEventLog, FailingMemoryStore
 from tests.fakes import (
     CollectingSpawner,
     FakeAgentConfigs,
     FakeClock,
     FakeEmbedder,
-    FakeEmbeddingCache,
     FakeEntityExtractor,
-    FakeEventLog,
     FakeKnowledgeBase,
-    FakeMemoryStore,
     FakeMessageStore,
-    FakePresence,
     FakeSummarizer,
-    FakeTaskControl,
     FakeToolBox,
     ScriptedModel,
     SequentialIds,
@@ -58,14 +59,16 @@ class Harness:
     model: ScriptedModel
     config: AgentConfig = field(default_factory=lambda: AgentConfig(AppId("default")))
     tools: Mapping[str, ToolFn] = field(default_factory=dict)
+    sequential_tools: tuple[str, ...] = ()
     limits: TurnLimits = field(
         default_factory=lambda: TurnLimits(retry=RetryPolicy(2, 0.0), watch=WatchTimes(0.001))
     )
     store: FakeMessageStore = field(default_factory=FakeMessageStore)
-    memory: FakeMemoryStore = field(default_factory=FakeMemoryStore)
-    log: FakeEventLog = field(default_factory=FakeEventLog)
-    tasks: FakeTaskControl = field(default_factory=FakeTaskControl)
-    presence: FakePresence = field(default_factory=FakePresence)
+    memory: FailingMemoryStore = field(default_factory=FailingMemoryStore)
+    log: FailingEventLog = field(default_factory=FailingEventLog)
+    tasks: InProcessTaskControl = field(default_factory=InProcessTaskControl)
+    # The leases of clients and workers lapse only when a test moves this clock on.
+    time: FakeClock = field(default_factory=lambda: FakeClock(step=0))
     knowledge: FakeKnowledgeBase = field(default_factory=FakeKnowledgeBase)
     spawner: CollectingSpawner = field(default_factory=CollectingSpawner)
     # The long-term and entity tiers (recall and upkeep), off unless a test asks for them.
@@ -76,11 +79,12 @@ class Harness:
     embedder: FakeEmbedder = field(default_factory=FakeEmbedder)
 
     def __post_init__(self) -> None:
+        self.presence = InProcessTaskPresence(clock=self.time.monotonic)
         clock, ids, tokenizer = FakeClock(), SequentialIds(), WordTokenizer()
-        self.toolbox = FakeToolBox(self.tools)
+        self.toolbox = FakeToolBox(self.tools, self.sequential_tools)
         short_term = ShortTermMemory(self.store, self.memory, tokenizer, self.policy)
         self.short_term, self.clock = short_term, clock
-        cached = CachedEmbedder(self.embedder, FakeEmbeddingCache())
+        cached = CachedEmbedder(self.embedder, InProcessEmbeddingCache())
         self.recall = MemoryRecall(self.memory, self.memory, cached, tokenizer, self.policy)
         self.fold = FoldArchive(short_term, self.memory, self.summarizer, cached, clock, self.policy)
         self.upkeep = MemoryUpkeep(
@@ -117,5 +121,9 @@ class Harness:
         await self.spawner.run_all()
         return handle
 
-    def events(self, handle: TurnHandle) -> list[str]:
-        return [t.event.value for t in self.log.events(handle.task_id)]
+    async def thoughts(self, task_id: str) -> list[AgentThought]:
+        """The task's events, as its log holds them."""
+        return [logged.thought for logged in await self.log.read(TaskId(task_id), 0, 0)]
+
+    async def events(self, handle: TurnHandle) -> list[str]:
+        return [t.event.value for t in await self.thoughts(handle.task_id)]

@@ -13,7 +13,7 @@ from tests.fakes import ScriptedModel
 from tests.unit.application.harness import OWNER, Harness
 
 POLICY = MemoryPolicy(compact_threshold=2, compact_batch=1)
-DATE = {"intent": "book", "entities": [{"type": "date", "value": "tomorrow", "confidence": 0.9}]}
+DATE = {"intent": "chat", "entities": [{"type": "date", "value": "tomorrow", "confidence": 0.9}]}
 
 
 async def remembering() -> tuple[Harness, ConversationMemory, ConversationId]:
@@ -85,7 +85,7 @@ async def test_forgetting_keeps_the_record_and_drops_everything_else() -> None:
     await memory.forget(conversation, OWNER)
     view = await memory.read(conversation, OWNER)
     assert (view.summary, view.entities.current, view.archive) == ("", (), ())
-    assert conversation not in h.memory.windows
+    assert await h.memory.get_window(conversation) is None
     assert len(h.store.messages) == 3
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -20,8 +20,12 @@ from domain.memory_archive import ArchiveEntry
 from domain.memory_summary import SummaryLimit
 from domain.messages import Role
 from domain.prompt import ENTITIES_HEADER
-from tests.fakes import T0, FakeEmbedder, FakeEmbeddingCache, FakeSummarizer, ScriptedModel
+from infrastructure.memory.inprocess_memory_store import InProcessEmbeddingCache
+from tests.fakes import T0, FakeEmbedder, FakeSummarizer, ScriptedModel
 from tests.unit.application.harness import OWNER, Harness
+
+if TYPE_CHECKING:
+    from domain.memory_entities import Entity
 
 SMALL = MemoryPolicy(compact_threshold=4, compact_batch=2)
 
@@ -37,8 +41,8 @@ def system_of(h: Harness, call: int = -1) -> str:
     return h.model.calls[call][0][0].text
 
 
-def recall_of(h: Harness, handle: TurnHandle) -> dict[str, Any]:
-    first = h.log.events(handle.task_id)[0]
+async def recall_of(h: Harness, handle: TurnHandle) -> dict[str, Any]:
+    first = (await h.log.read(handle.task_id, 0, 0))[0].thought
     assert first.event.value == "long_term_memory_recall"
     observed: dict[str, Any] = json.loads(first.observation)
     return observed
@@ -51,8 +55,19 @@ async def talk(h: Harness, *queries: str) -> list[TurnHandle]:
     return handles
 
 
+async def window_ids(h: Harness, conversation: ConversationId) -> list[MessageId]:
+    """The turns the short-term store holds, read through the port."""
+    stored = await h.memory.get_window(conversation)
+    assert stored is not None, "the short-term store is missing"
+    return window_turn_ids(stored)
+
+
+async def current_entities(h: Harness, conversation: ConversationId) -> dict[str, Entity]:
+    return {e.type: e for e in (await h.memory.entity_sheet(conversation)).current}
+
+
 def entities(kind: str, value: str, confidence: float = 0.9) -> dict[str, Any]:
-    return {"intent": "inform", "entities": [{"type": kind, "value": value, "confidence": confidence}]}
+    return {"intent": "chat", "entities": [{"type": kind, "value": value, "confidence": confidence}]}
 
 
 # --- the rolling summary ----------------------------------------------------------------------
@@ -62,7 +77,7 @@ async def test_the_summary_is_updated_after_the_end_event_off_the_request_path()
     h = tiers()
     handle = await h.start(ChatRequest(OWNER, "My name is Ada."))
     await h.spawner.work.pop(0)  # the turn itself, to its end
-    assert h.events(handle)[-1] == "agent_end"
+    assert (await h.events(handle))[-1] == "agent_end"
     assert len(h.spawner.work) == 1, "the upkeep is scheduled, not run, when the turn has ended"
     assert h.summarizer.updates == []
     await h.spawner.run_all()
@@ -115,7 +130,7 @@ async def test_a_failed_summary_never_fails_the_turn_and_is_caught_up_next_turn(
     h.summarizer.fail = True
     with caplog.at_level(logging.WARNING):
         first = await h.turn("I live in Porto.")
-    assert h.events(first)[-1] == "agent_end"
+    assert (await h.events(first))[-1] == "agent_end"
     assert "summary" in caplog.text
     assert "retried later" in caplog.text
     h.summarizer.fail = False
@@ -157,12 +172,12 @@ async def test_the_oldest_batch_is_archived_once_the_store_is_over_the_threshold
     h = tiers()
     handles = await talk(h, "q1", "q2", "q3", "q4")
     conversation = handles[0].conversation_id
-    assert h.memory.archives.get(conversation, []) == []
+    assert await h.memory.archive(conversation) == []
     handles += await talk_on(h, conversation, "q5")
-    [entry] = h.memory.archives[conversation]
+    [entry] = await h.memory.archive(conversation)
     assert entry.source_message_ids == (handles[0].message_id, handles[1].message_id)
     assert entry.summary == "q1 q2"
-    assert window_turn_ids(h.memory.windows[conversation]) == [h.message_id for h in handles[2:]]
+    assert await window_ids(h, conversation) == [h.message_id for h in handles[2:]]
     assert len(h.store.messages) == 5, "archived messages stay in the record"
 
 
@@ -175,7 +190,7 @@ async def test_the_prompt_still_gets_the_last_dialog_round_turns_after_a_fold() 
     handles = await talk(h, "q1", "q2", "q3", "q4", "q5", "q6")
     sent = h.model.calls[-1][0]
     assert [m.text for m in sent[1:-1] if m.role is Role.USER] == ["q3", "q4", "q5"]
-    assert len(h.memory.archives[handles[0].conversation_id]) == 1
+    assert len(await h.memory.archive(handles[0].conversation_id)) == 1
 
 
 async def test_an_archive_entry_is_embedded_when_it_is_made() -> None:
@@ -189,35 +204,35 @@ async def test_a_failed_fold_is_retried_at_the_next_turn() -> None:
     handles = await talk(h, "q1", "q2", "q3", "q4")
     h.summarizer.fail = True
     handles += await talk_on(h, handles[0].conversation_id, "q5")
-    assert h.memory.archives.get(handles[0].conversation_id, []) == []
+    assert await h.memory.archive(handles[0].conversation_id) == []
     h.summarizer.fail = False
     await talk_on(h, handles[0].conversation_id, "q6")
-    assert [e.source_message_ids for e in h.memory.archives[handles[0].conversation_id]] == [
+    assert [e.source_message_ids for e in await h.memory.archive(handles[0].conversation_id)] == [
         (handles[0].message_id, handles[1].message_id)
     ]
 
 
 async def test_two_compactions_at_once_archive_each_turn_exactly_once() -> None:
     h = tiers(MemoryPolicy(compact_threshold=2, compact_batch=1))
-    h.upkeep.after_end = lambda config, finished: None  # type: ignore[method-assign]  # compact by hand below
+    h.scheduler.after_end = lambda config, finished: None  # type: ignore[method-assign]  # compact by hand below
     handles = await talk(h, "q1", "q2", "q3", "q4", "q5")
     conversation = handles[0].conversation_id
     config = AgentConfig(AppId("default"), dialog_round=3)
-    added = await asyncio.gather(*(h.upkeep.compact(config, conversation) for _ in range(4)))
-    archived = [s for e in h.memory.archives[conversation] for s in e.source_message_ids]
+    added = await asyncio.gather(*(h.fold(config, conversation) for _ in range(4)))
+    archived = [s for e in await h.memory.archive(conversation) for s in e.source_message_ids]
     assert archived == [h_.message_id for h_ in handles[:3]]
     assert sum(len(a) for a in added) == 3
-    assert window_turn_ids(h.memory.windows[conversation]) == [h_.message_id for h_ in handles[3:]]
+    assert await window_ids(h, conversation) == [h_.message_id for h_ in handles[3:]]
 
 
 async def test_a_rebuilt_store_leaves_out_archived_turns() -> None:
     h = tiers()
     handles = await talk(h, "q1", "q2", "q3", "q4", "q5")
     conversation = handles[0].conversation_id
-    del h.memory.windows[conversation]  # e.g. the cache expired
+    h.memory.evict_window(conversation)  # e.g. the cache expired
     await talk_on(h, conversation, "q6")
-    stored = h.memory.windows[conversation]
-    assert window_turn_ids(stored) == [x.message_id for x in handles[2:]] + [window_turn_ids(stored)[-1]]
+    stored = await window_ids(h, conversation)
+    assert stored == [x.message_id for x in handles[2:]] + [stored[-1]]
 
 
 # --- entities ---------------------------------------------------------------------------------
@@ -238,7 +253,7 @@ async def test_a_new_value_replaces_the_old_one_in_the_prompt_and_keeps_history(
     system = system_of(h)
     assert "- date: the day after tomorrow" in system
     assert "- date: tomorrow" not in system
-    [old] = h.memory.history[handles[0].conversation_id]
+    [old] = (await h.memory.entity_sheet(handles[0].conversation_id)).history
     assert (old.value, old.source_message_id) == ("tomorrow", handles[0].message_id)
     assert old.superseded_at == h.store.messages[handles[1].message_id].created_at
 
@@ -247,9 +262,9 @@ async def test_uncertain_entities_are_stored_but_never_reach_the_prompt() -> Non
     h = tiers()
     h.extractor.outputs["I might be called Bob."] = entities("name", "Bob", 0.5)
     handles = await talk(h, "I might be called Bob.", "Who am I?")
-    assert h.memory.entities[handles[0].conversation_id]["name"].value == "Bob"
+    assert (await current_entities(h, handles[0].conversation_id))["name"].value == "Bob"
     assert "- name: Bob" not in system_of(h)  # (the summary quotes the sentence)
-    left_out = recall_of(h, handles[1])["entities_left_out"]
+    left_out = (await recall_of(h, handles[1]))["entities_left_out"]
     assert left_out == [{"type": "name", "value": "Bob", "confidence": 0.5, "why": "confidence below 0.7"}]
 
 
@@ -265,10 +280,10 @@ async def test_malformed_extraction_output_is_dropped_and_logged_never_corruptin
     h.extractor.outputs |= {"Book it for tomorrow.": entities("date", "tomorrow"), "Make it friday.": output}
     with caplog.at_level(logging.WARNING):
         handles = await talk(h, "Book it for tomorrow.", "Make it friday.")
-    current = h.memory.entities[handles[0].conversation_id]
+    current = await current_entities(h, handles[0].conversation_id)
     assert {k: e.value for k, e in current.items()} == {"date": "tomorrow"}
     assert "dropped" in caplog.text
-    assert h.events(handles[1])[-1] == "agent_end"
+    assert (await h.events(handles[1]))[-1] == "agent_end"
 
 
 async def test_extraction_is_asynchronous_by_default() -> None:
@@ -276,9 +291,9 @@ async def test_extraction_is_asynchronous_by_default() -> None:
     h.extractor.outputs["Book it for tomorrow."] = entities("date", "tomorrow")
     handle = await h.start(ChatRequest(OWNER, "Book it for tomorrow."))
     await h.spawner.work.pop(0)
-    assert h.memory.entities == {}
+    assert await current_entities(h, handle.conversation_id) == {}
     await h.spawner.run_all()
-    assert h.memory.entities[handle.conversation_id]["date"].value == "tomorrow"
+    assert (await current_entities(h, handle.conversation_id))["date"].value == "tomorrow"
 
 
 async def test_inline_extraction_is_done_before_the_end_event() -> None:
@@ -289,7 +304,7 @@ async def test_inline_extraction_is_done_before_the_end_event() -> None:
 
     async def spy(task_id: Any, thoughts: Any) -> int:
         if any(thought.event.value == "agent_end" for thought in thoughts):
-            seen_at_end.append(bool(h.memory.entities))
+            seen_at_end.append(bool(await current_entities(h, thoughts[0].conversation_id)))
         return await append_many(task_id, thoughts)
 
     h.log.append_many = spy  # type: ignore[method-assign]
@@ -305,16 +320,16 @@ async def test_a_failing_extractor_never_fails_the_turn() -> None:
 
     h = tiers(MemoryPolicy(inline_entities=True), extractor=Broken())  # type: ignore[arg-type]
     handle = await h.turn("hello")
-    assert h.events(handle)[-1] == "agent_end"
+    assert (await h.events(handle))[-1] == "agent_end"
 
 
 # --- recall -----------------------------------------------------------------------------------
 
 
 def archived(h: Harness, conversation: ConversationId, *summaries: str) -> None:
-    h.memory.archives[conversation] = [
+    h.memory.seed_archive(conversation, [
         ArchiveEntry(f"a{n}", conversation, text, (MessageId(f"old{n}"),), T0) for n, text in enumerate(summaries)
-    ]
+    ])
 
 
 async def test_the_top_k_archive_entries_by_similarity_reach_the_prompt_with_their_scores() -> None:
@@ -326,7 +341,7 @@ async def test_the_top_k_archive_entries_by_similarity_reach_the_prompt_with_the
     assert "- banana bread recipe" in system
     assert "- bread and butter" in system
     assert "zzzz" not in system
-    report = recall_of(h, second)
+    report = await recall_of(h, second)
     assert [a["id"] for a in report["archive"]] == ["a1", "a2"]
     assert report["archive"][0]["score"] >= report["archive"][1]["score"] > 0
     assert report["archive"][0]["source_message_ids"] == ["old1"]
@@ -338,7 +353,7 @@ async def test_the_recall_event_says_what_was_recalled_and_why() -> None:
     h = tiers()
     h.extractor.outputs["I live in Porto."] = entities("city", "Porto")
     first, second = await talk(h, "I live in Porto.", "Where do I live?")
-    report = recall_of(h, second)
+    report = await recall_of(h, second)
     assert report["short_term_messages"] == 2
     assert report["short_term"] == {"turns": 1, "why": "the last 3 completed turns within 3000 tokens"}
     assert report["entities"] == [
@@ -357,7 +372,7 @@ async def test_the_recall_budget_drops_the_archive_before_the_summary_and_entiti
     first = await h.turn("I live in Porto.")
     archived(h, first.conversation_id, "a long archived summary of earlier talk")
     second = await h.turn("Where do I live?", first.conversation_id)
-    report = recall_of(h, second)
+    report = await recall_of(h, second)
     assert report["summary"] == "I live in Porto."
     assert len(report["entities"]) == 1
     assert report["archive"] == []
@@ -383,30 +398,29 @@ async def test_a_failing_embedder_falls_back_to_the_newest_entries() -> None:
     first = await h.turn("hello")
     archived(h, first.conversation_id, "banana bread recipe")
     second = await h.turn("banana", first.conversation_id)
-    report = recall_of(h, second)
+    report = await recall_of(h, second)
     assert report["archive"][0]["score"] is None
     assert "newest" in report["archive_ranking"]
     assert "embeddings down" in report["problems"][0]
-    assert h.events(second)[-1] == "agent_end"
+    assert (await h.events(second))[-1] == "agent_end"
 
 
 async def test_entity_memory_failing_costs_its_tier_not_the_turn() -> None:
     h = tiers()
     first = await h.turn("hello")
 
-    async def down(conversation_id: Any) -> Any:
-        raise MemoryUnavailable("entities down")
-
-    h.memory.entity_sheet = down  # type: ignore[method-assign]
+    h.memory.failing.add("entity_sheet")
+    h.memory.failure = "entities down"
     second = await h.turn("again", first.conversation_id)
-    assert h.events(second)[-1] == "agent_end"
-    assert recall_of(h, second)["problems"] == ["entities: entities down"]
+    assert (await h.events(second))[-1] == "agent_end"
+    assert (await recall_of(h, second))["problems"] == ["entities: entities down"]
 
 
 async def test_without_the_tiers_recall_is_the_summary_only() -> None:
     h = Harness(ScriptedModel([]))
     handle = await h.turn("hello")
-    assert json.loads(h.log.events(handle.task_id)[0].observation) == {"short_term_messages": 0, "summary": ""}
+    [recall, *_] = await h.log.read(handle.task_id, 0, 0)
+    assert json.loads(recall.thought.observation) == {"short_term_messages": 0, "summary": ""}
 
 
 # --- the short-term store ---------------------------------------------------------------------
@@ -415,21 +429,21 @@ async def test_without_the_tiers_recall_is_the_summary_only() -> None:
 async def test_the_store_grows_to_the_threshold_and_the_prompt_takes_the_last_dialog_round() -> None:
     h = tiers(MemoryPolicy(compact_threshold=10, compact_batch=5))
     handles = await talk(h, *(f"q{n}" for n in range(1, 7)))
-    assert window_turn_ids(h.memory.windows[handles[0].conversation_id]) == [x.message_id for x in handles]
+    assert await window_ids(h, handles[0].conversation_id) == [x.message_id for x in handles]
     assert [m.text for m in h.model.calls[-1][0][1:-1] if m.role is Role.USER] == ["q3", "q4", "q5"]
 
 
 async def test_remember_on_a_miss_writes_nothing() -> None:
     h = tiers()
     first = await h.turn("hello")
-    h.memory.windows.clear()
+    h.memory.evict_window(first.conversation_id)
     finished = h.store.messages[first.message_id]
     await h.short_term.remember(finished, AgentConfig(AppId("default")))
-    assert h.memory.windows == {}
+    assert await h.memory.get_window(first.conversation_id) is None
 
 
 async def test_the_cached_embedder_survives_a_failing_cache() -> None:
-    class Broken(FakeEmbeddingCache):
+    class Broken(InProcessEmbeddingCache):
         async def cached_vectors(self, keys: Any) -> list[list[float] | None]:
             raise MemoryUnavailable("cache down")
 
@@ -448,10 +462,40 @@ async def test_a_batch_of_small_talk_still_folds_and_is_never_recalled() -> None
     h = tiers(summarizer=Nothing())
     handles = await talk(h, "q1", "q2", "q3", "q4", "q5")
     conversation = handles[0].conversation_id
-    [entry] = h.memory.archives[conversation]
+    [entry] = await h.memory.archive(conversation)
     assert entry.summary == ""
-    assert window_turn_ids(h.memory.windows[conversation]) == [x.message_id for x in handles[2:]]
+    assert await window_ids(h, conversation) == [x.message_id for x in handles[2:]]
     later = await h.turn("q6", conversation)
-    report = recall_of(h, later)
+    report = await recall_of(h, later)
     assert (report["archive"], report["archive_entries"]) == ([], 0)
     assert "" not in h.embedder.embedded
+
+
+async def test_the_latest_intent_is_kept_across_small_talk_and_reaches_prompt_and_recall() -> None:
+    h = tiers()
+    h.extractor.outputs |= {
+        "Book a table for Friday.": {"intent": "book_table",
+                                     "entities": [{"type": "date", "value": "Friday", "confidence": 0.9}]},
+        "Thanks!": {"intent": "small_talk", "entities": []},
+    }
+    handles = await talk(h, "Book a table for Friday.", "Thanks!", "Change it to Saturday.")
+    system = system_of(h)
+    assert "- intent: book_table" in system
+    assert "- date: Friday" in system
+    assert (await recall_of(h, handles[2]))["intent"] == "book_table"
+    sheet = await h.memory.entity_sheet(handles[0].conversation_id)
+    assert sheet.intent is not None
+    assert sheet.intent.source_message_id == handles[0].message_id
+
+
+async def test_a_new_intent_supersedes_the_old_one_which_stays_in_history() -> None:
+    h = tiers()
+    h.extractor.outputs |= {
+        "Book a table for Friday.": {"intent": "book_table", "entities": []},
+        "Actually, cancel it.": {"intent": "cancel_booking", "entities": []},
+    }
+    handles = await talk(h, "Book a table for Friday.", "Actually, cancel it.")
+    sheet = await h.memory.entity_sheet(handles[0].conversation_id)
+    assert sheet.intent is not None
+    assert sheet.intent.value == "cancel_booking"
+    assert [e.value for e in sheet.history_of("intent")] == ["book_table"]

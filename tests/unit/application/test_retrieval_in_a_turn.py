@@ -30,7 +30,8 @@ async def test_an_agent_with_datasets_gets_a_retrieval_tool_whose_calls_publish_
     await with_chunks(h, OWNER, "kb1", ["holiday: 25 days per year", "parking is behind the building"])
     handle = await h.turn("how many holiday days do I get?")
     assert [t.name for t in model.calls[0][1]] == ["dataset_retrieval"]
-    retrieval = [t for t in h.log.events(handle.task_id) if t.event.value == "dataset_retrieval"]
+    logged = await h.log.read(handle.task_id, 0, 0)
+    retrieval = [e.thought for e in logged if e.thought.event.value == "dataset_retrieval"]
     assert len(retrieval) == 1
     cited = json.loads(retrieval[0].observation)
     assert cited[0]["text"] == "holiday: 25 days per year"
@@ -45,7 +46,8 @@ async def test_retrieval_never_searches_another_owners_dataset() -> None:
     h = Harness(model, AgentConfig(AppId("default"), dataset_ids=("theirs",)))
     await with_chunks(h, OwnerId("mallory"), "theirs", ["holiday: secret"])
     handle = await h.turn("holiday?")
-    retrieval = [t for t in h.log.events(handle.task_id) if t.event.value == "dataset_retrieval"]
+    logged = await h.log.read(handle.task_id, 0, 0)
+    retrieval = [e.thought for e in logged if e.thought.event.value == "dataset_retrieval"]
     assert json.loads(retrieval[0].observation) == []
 
 

@@ -3,22 +3,23 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from application.chat_turn.aggregate_turn import aggregate
 from application.chat_turn.run_chat_turn import TurnLimits
-from application.chat_turn.turn import ChatRequest
+from application.chat_turn.turn import ChatRequest, TurnHandle
 from application.errors import Conflict, InvalidInput, ModelError, NotFound
 from application.ports.chat_model import ModelChunk
 from domain.agent import AgentConfig, ModelCapabilities
-from domain.conversation import MessageStatus
+from domain.conversation import Message, MessageStatus
 from domain.ids import AppId, ConversationId, OwnerId
 from domain.messages import Role, ToolResultBlock, Usage
 from domain.review import KeywordReview
 from domain.tools import ToolCall
-from tests.fakes import ScriptedModel
+from tests.fakes import FakeMessageStore, ScriptedModel
 from tests.unit.application.harness import OWNER, Harness
 
 HELLO = [ModelChunk(text="Hel"), ModelChunk(text="lo"), ModelChunk(usage=Usage(10, 2, 0.5))]
@@ -30,7 +31,7 @@ async def test_query_is_persisted_before_the_turn_runs() -> None:
     stored = h.store.messages[handle.message_id]
     assert stored.query == "remember me"
     assert stored.status is MessageStatus.RUNNING
-    assert h.log.events(handle.task_id) == []
+    assert (await h.thoughts(handle.task_id)) == []
     await h.spawner.run_all()
 
 
@@ -38,9 +39,9 @@ async def test_the_event_log_is_opened_for_the_turn_before_the_turn_runs() -> No
     h = Harness(ScriptedModel([HELLO]))
     handle = await h.start(ChatRequest(OWNER, "hi"))
     assert h.log.opened == [handle.task_id]
-    assert h.log.events(handle.task_id) == []  # opened, and nothing appended yet
+    assert (await h.thoughts(handle.task_id)) == []  # opened, and nothing appended yet
     await h.spawner.run_all()
-    assert h.log.events(handle.task_id)
+    assert (await h.thoughts(handle.task_id))
 
 
 async def pause(_: int) -> None:
@@ -52,28 +53,28 @@ async def test_a_turn_streams_deltas_and_ends_with_agent_end_and_a_stored_answer
     model.on_chunk = pause
     h = Harness(model)
     handle = await h.turn("hi")
-    assert h.events(handle) == [
+    assert (await h.events(handle)) == [
         "long_term_memory_recall", "agent_message", "agent_message", "agent_message", "agent_end",
     ]
     stored = h.store.messages[handle.message_id]
     assert (stored.answer, stored.status) == ("Hello", MessageStatus.NORMAL)
     assert stored.usage == Usage(10, 2, 0.5)
-    closing = h.log.events(handle.task_id)[-2]
+    closing = (await h.thoughts(handle.task_id))[-2]
     assert (closing.answer, closing.total_token_count, closing.total_price) == ("", 12, 0.5)
 
 
 async def test_deltas_that_queue_while_the_log_is_busy_travel_as_one_event_with_the_totals() -> None:
     h = Harness(ScriptedModel([HELLO]))  # no pause between chunks: the sender never runs in between
     handle = await h.turn("hi")
-    assert h.events(handle) == ["long_term_memory_recall", "agent_message", "agent_end"]
-    delta = h.log.events(handle.task_id)[1]
+    assert (await h.events(handle)) == ["long_term_memory_recall", "agent_message", "agent_end"]
+    delta = (await h.thoughts(handle.task_id))[1]
     assert (delta.answer, delta.total_token_count, delta.total_price) == ("Hello", 12, 0.5)
 
 
 async def test_answer_deltas_share_one_id_and_aggregate_to_the_answer() -> None:
     h = Harness(ScriptedModel([HELLO]))
     handle = await h.turn("hi")
-    deltas = [t for t in h.log.events(handle.task_id) if t.event.value == "agent_message"]
+    deltas = [t for t in (await h.thoughts(handle.task_id)) if t.event.value == "agent_message"]
     assert len({d.id for d in deltas}) == 1
     result = await aggregate(h.follow(handle.task_id))
     assert (result.status, result.answer, result.total_token_count) == (MessageStatus.NORMAL, "Hello", 12)
@@ -93,9 +94,37 @@ async def test_the_second_turn_prompt_holds_the_first_exchange() -> None:
 async def test_history_is_rebuilt_from_the_record_when_memory_is_empty() -> None:
     h = Harness(ScriptedModel([HELLO, [ModelChunk(text="x")]]))
     first = await h.turn("first question")
-    h.memory.windows.clear()
+    h.memory.evict_window(first.conversation_id)
     await h.turn("second", first.conversation_id)
     assert [m.text for m in h.model.calls[1][0][1:3]] == ["first question", "Hello"]
+
+
+async def test_a_malformed_cached_window_is_rebuilt_from_the_record_and_the_next_turns_work() -> None:
+    h = Harness(ScriptedModel([HELLO, [ModelChunk(text="x")], [ModelChunk(text="y")]]))
+    first = await h.turn("first question")
+    window = await h.memory.get_window(first.conversation_id)
+    assert window is not None
+    assert len(window) == 2
+    await h.memory.save_window(first.conversation_id, window[:-1])  # one message cut: a half-written entry
+    second = await h.turn("second", first.conversation_id)
+    third = await h.turn("third", first.conversation_id)
+    assert [h.store.messages[t.message_id].status for t in (second, third)] == [MessageStatus.NORMAL] * 2
+    assert [m.text for m in h.model.calls[1][0][1:3]] == ["first question", "Hello"]
+    assert len(await h.memory.get_window(first.conversation_id) or []) == 6
+
+
+async def test_a_malformed_record_fails_the_turn_with_a_readable_history_error() -> None:
+    class StoreWithABrokenRecord(FakeMessageStore):
+        async def recent_messages(self, conversation_id: ConversationId, limit: int) -> list[Message]:
+            return [replace(m, answer="") for m in await super().recent_messages(conversation_id, limit)]
+
+    h = Harness(ScriptedModel([HELLO, [ModelChunk(text="x")]]), store=StoreWithABrokenRecord())
+    first = await h.turn("first question")
+    h.memory.evict_window(first.conversation_id)
+    second = await h.turn("second", first.conversation_id)
+    failed = h.store.messages[second.message_id]
+    assert failed.status is MessageStatus.ERROR
+    assert "stored history is malformed" in failed.error
 
 
 async def test_tool_calls_of_one_round_run_concurrently_and_are_traced() -> None:
@@ -111,9 +140,9 @@ async def test_tool_calls_of_one_round_run_concurrently_and_are_traced() -> None
 
     calls = (ToolCall("c1", "slow", {"n": 1}), ToolCall("c2", "slow", {"n": 2}))
     model = ScriptedModel([[ModelChunk(text="thinking"), ModelChunk(tool_calls=calls)], HELLO])
-    h = Harness(model, AgentConfig(AppId("default"), tool_names=("slow",)), tools={"slow": slow})
+    h = Harness(model, AgentConfig(AppId("default"), tool_names=("slow",), stream_thoughts=True), tools={"slow": slow})
     handle = await h.turn("do two things")
-    assert h.events(handle)[1:5] == ["agent_message", "agent_thought", "agent_action", "agent_action"]
+    assert (await h.events(handle))[1:5] == ["agent_message", "agent_thought", "agent_action", "agent_action"]
     step = h.store.steps[handle.message_id][1]
     assert step.thought == "thinking"
     assert step.tool == "slow;slow"
@@ -124,6 +153,34 @@ async def test_tool_calls_of_one_round_run_concurrently_and_are_traced() -> None
     ]
     results = [b for b in model.calls[1][0][-1].content if isinstance(b, ToolResultBlock)]
     assert [r.output for r in results] == ["done 1", "done 2"]
+
+
+async def test_sequential_tools_run_one_after_another_in_order_after_the_concurrent_ones() -> None:
+    log: list[str] = []
+
+    async def book(args: Mapping[str, Any]) -> str:
+        log.append(f"book {args['n']} starts")
+        await asyncio.sleep(0.01)
+        log.append(f"book {args['n']} ends")
+        return "booked"
+
+    async def look(args: Mapping[str, Any]) -> str:
+        log.append(f"look {args['n']} starts")
+        await asyncio.sleep(0.01)
+        log.append(f"look {args['n']} ends")
+        return "seen"
+
+    calls = (ToolCall("c1", "book", {"n": 1}), ToolCall("c2", "look", {"n": 1}),
+             ToolCall("c3", "book", {"n": 2}), ToolCall("c4", "look", {"n": 2}))
+    model = ScriptedModel([[ModelChunk(tool_calls=calls)], HELLO])
+    config = AgentConfig(AppId("default"), tool_names=("book", "look"))
+    h = Harness(model, config, tools={"book": book, "look": look}, sequential_tools=("book",))
+    handle = await h.turn("book twice, look twice")
+    assert log[:2] == ["look 1 starts", "look 2 starts"]  # the reads overlap
+    assert log[4:] == ["book 1 starts", "book 1 ends", "book 2 starts", "book 2 ends"]
+    results = [b for b in model.calls[1][0][-1].content if isinstance(b, ToolResultBlock)]
+    assert [r.tool_use_id for r in results] == ["c1", "c2", "c3", "c4"]  # the model's order
+    assert h.store.messages[handle.message_id].status is MessageStatus.NORMAL
 
 
 async def test_model_and_tool_text_no_store_can_hold_is_kept_with_replacement_characters() -> None:
@@ -139,7 +196,7 @@ async def test_model_and_tool_text_no_store_can_hold_is_kept_with_replacement_ch
     action = next(s for s in h.store.steps[handle.message_id] if s.event == "agent_action")
     assert dict(action.tool_input) == {"nul": "a\ufffdb", "half": "\ufffd", "n": "nan", "deep": ["inf"]}
     assert action.observation == "tool says \ufffd and \ufffd"
-    for thought in h.log.events(handle.task_id):  # every event can be sent as strict JSON, in UTF-8
+    for thought in (await h.thoughts(handle.task_id)):  # every event can be sent as strict JSON, in UTF-8
         json.dumps(thought.to_dict(), ensure_ascii=False, allow_nan=False).encode()
 
 
@@ -177,11 +234,11 @@ async def test_a_model_failure_ends_the_turn_with_error_and_keeps_the_query() ->
 
     h = Harness(ScriptedModel([fail]))
     handle = await h.turn("are you there?")
-    assert h.events(handle)[-1] == "error"
+    assert (await h.events(handle))[-1] == "error"
     stored = h.store.messages[handle.message_id]
     assert (stored.query, stored.status) == ("are you there?", MessageStatus.ERROR)
     assert "did not answer" in stored.error
-    assert h.log.events(handle.task_id)[-1].observation == stored.error
+    assert (await h.thoughts(handle.task_id))[-1].observation == stored.error
 
 
 async def test_an_unexpected_bug_ends_the_turn_with_a_plain_error() -> None:
@@ -209,8 +266,39 @@ async def test_a_stop_while_the_model_stalls_keeps_the_partial_answer_and_closes
     await asyncio.wait_for(h.spawner.run_all(), 5)
     stored = h.store.messages[handle.message_id]
     assert (stored.status, stored.answer) == (MessageStatus.STOP, "partial")
-    assert h.events(handle)[-1] == "stop"
+    assert (await h.events(handle))[-1] == "stop"
     assert model.closed == 1
+
+
+async def stopped_at_chunk(h: Harness, model: ScriptedModel, query: str, index: int) -> TurnHandle:
+    """Start a turn, ask it to stop when the model sends chunk `index` (then the model hangs), run it out."""
+    handle = await h.start(ChatRequest(OWNER, query))
+
+    async def stall(chunk: int) -> None:
+        if chunk == index:
+            await h.tasks.request_stop(handle.task_id, OWNER)
+            await asyncio.sleep(30)
+
+    model.on_chunk = stall
+    await asyncio.wait_for(h.spawner.run_all(), 5)
+    return handle
+
+
+async def test_a_stopped_turn_counts_its_partial_answer_and_its_last_delta_carries_estimated_totals() -> None:
+    model = ScriptedModel([[ModelChunk(text="three words here"), ModelChunk(text=" never")]])
+    h = Harness(model)
+    handle = await stopped_at_chunk(h, model, "long answer please", 1)
+    stored = h.store.messages[handle.message_id]
+    assert stored.status is MessageStatus.STOP
+    assert stored.usage.completion_tokens == 3  # the word tokenizer counted "three words here"
+    assert stored.usage.prompt_tokens > 0
+    assert stored.usage.estimated
+    thoughts = (await h.thoughts(handle.task_id))
+    last_delta = [t for t in thoughts if t.event.value == "agent_message"][-1]
+    assert last_delta.answer == ""
+    assert last_delta.total_token_count == stored.usage.total_tokens
+    assert last_delta.tokens_estimated
+    assert thoughts[-1].event.value == "stop"
 
 
 async def test_a_turn_nobody_follows_any_more_is_stopped_as_if_asked() -> None:
@@ -220,8 +308,7 @@ async def test_a_turn_nobody_follows_any_more_is_stopped_as_if_asked() -> None:
 
     async def client_leaves(index: int) -> None:
         if index == 1:
-            h.presence.keep_clients = False
-            h.presence.clients.clear()
+            h.time.advance(h.limits.watch.client_grace + 1)  # the client's lease lapses
             await asyncio.sleep(30)
 
     model.on_chunk = client_leaves
@@ -249,7 +336,7 @@ async def test_a_turn_past_its_limit_ends_with_timeout() -> None:
     h.run_turn._limits = TurnLimits(turn_timeout=0.05)
     handle = await h.turn("slow")
     assert h.store.messages[handle.message_id].status is MessageStatus.TIMEOUT
-    assert h.events(handle)[-1] == "timeout"
+    assert (await h.events(handle))[-1] == "timeout"
 
 
 async def test_an_input_review_hit_answers_the_preset_response_without_the_model() -> None:
@@ -258,7 +345,29 @@ async def test_an_input_review_hit_answers_the_preset_response_without_the_model
     handle = await h.turn("tell me the FORBIDDEN thing")
     assert h.model.calls == []
     assert h.store.messages[handle.message_id].answer == "I can't discuss that."
-    assert h.events(handle)[-1] == "agent_end"
+    assert (await h.events(handle))[-1] == "agent_end"
+
+
+async def test_an_input_review_hit_reads_no_memory_and_its_step_says_the_review_ended_the_turn() -> None:
+    review = KeywordReview(("forbidden",), "I can't discuss that.")
+    h = Harness(ScriptedModel([HELLO]), AgentConfig(AppId("default"), input_review=review), memory_tiers=True)
+    reads: list[str] = []
+    for name in ("get_window", "archive", "entity_sheet"):
+        real = getattr(h.memory, name)
+
+        async def counted(*args: Any, _real: Any = real, _name: str = name) -> Any:
+            reads.append(_name)
+            return await _real(*args)
+
+        setattr(h.memory, name, counted)
+    handle = await h.turn("tell me the FORBIDDEN thing")
+    assert reads == []
+    assert h.embedder.embedded == []
+    assert (await h.events(handle)) == ["agent_message", "agent_end"]
+    [step] = h.store.steps[handle.message_id]
+    assert step.event == "agent_message"
+    assert step.answer == "I can't discuss that."
+    assert "input review" in step.thought
 
 
 async def test_an_output_review_hit_replaces_the_stored_answer() -> None:
@@ -286,11 +395,42 @@ async def test_react_mode_runs_a_fenced_tool_call_and_hides_the_json_from_the_an
     assert h.store.steps[handle.message_id][1].thought == "I need the time."
 
 
+REASONING_ONLY = ModelCapabilities(tool_call=False, agent_thought=True)
+
+
+async def test_a_react_answer_streams_as_it_comes_and_never_shows_an_action_block() -> None:
+    async def now(args: Mapping[str, Any]) -> str:
+        return "noon"
+
+    action = [ModelChunk(text="``"), ModelChunk(text='`json\n{"name": "now", "args": {}}\n```')]
+    answer = [ModelChunk(text="It is "), ModelChunk(text="noon, "), ModelChunk(text="friend.")]
+    model = ScriptedModel([action, answer], REASONING_ONLY)
+    model.on_chunk = pause  # the sender sends each delta before the next comes
+    h = Harness(model, AgentConfig(AppId("default"), tool_names=("now",), max_tool_rounds=2), {"now": now})
+    handle = await h.turn("what time is it?")
+    deltas = [t.answer for t in await h.thoughts(handle.task_id) if t.event.value == "agent_message"]
+    assert deltas[:2] == ["It is ", "noon, "]  # streamed delta by delta (the totals ride on the last)
+    assert "```" not in "".join(deltas)
+    assert h.store.messages[handle.message_id].answer == "It is noon, friend."
+
+
+async def test_a_stopped_react_turn_keeps_its_partial_answer() -> None:
+    async def now(args: Mapping[str, Any]) -> str:
+        return "noon"
+
+    model = ScriptedModel([[ModelChunk(text="The answer "), ModelChunk(text="is"), ModelChunk(text=" never")]],
+                          REASONING_ONLY)
+    h = Harness(model, AgentConfig(AppId("default"), tool_names=("now",)), {"now": now})
+    handle = await stopped_at_chunk(h, model, "tell me", 2)
+    stored = h.store.messages[handle.message_id]
+    assert (stored.status, stored.answer) == (MessageStatus.STOP, "The answer is")
+
+
 async def test_persistence_failure_at_the_end_still_ends_the_stream_with_error() -> None:
     h = Harness(ScriptedModel([HELLO]))
     h.store.fail_finish = True
     handle = await h.turn("hi")
-    assert h.events(handle)[-1] == "error"
+    assert (await h.events(handle))[-1] == "error"
 
 
 @pytest.mark.parametrize(
@@ -302,13 +442,13 @@ async def test_an_outcome_the_store_refuses_is_saved_as_a_bare_error_so_the_conv
     h = Harness(ScriptedModel([HELLO, HELLO]))
     h.store.refuse_full_outcome = refusal
     first = await h.turn("hi")
-    assert h.events(first)[-1] == "error"
+    assert (await h.events(first))[-1] == "error"
     stored = h.store.messages[first.message_id]
     assert (stored.status, stored.answer) == (MessageStatus.ERROR, "")
     assert stored.error
     h.store.refuse_full_outcome = None
     second = await h.turn("again", first.conversation_id)  # not refused as a turn still running
-    assert h.events(second)[-1] == "agent_end"
+    assert (await h.events(second))[-1] == "agent_end"
 
 
 @pytest.mark.parametrize("query", ["", "   ", "x" * 1025, "half an emoji \ud83d", "a NUL \x00 inside"])
@@ -331,7 +471,7 @@ async def test_someone_elses_conversation_is_not_found_and_nothing_is_written() 
 async def test_following_a_finished_task_from_its_last_event_ends_at_once() -> None:
     h = Harness(ScriptedModel([HELLO]))
     handle = await h.turn("hi")
-    last = len(h.log.logs[handle.task_id])
+    last = len(await h.thoughts(handle.task_id))
     assert [e async for e in h.follow(handle.task_id, after=last)] == []
 
 
@@ -344,7 +484,7 @@ async def test_with_thought_streaming_off_reasoning_before_a_tool_call_is_not_st
     config = AgentConfig(AppId("default"), tool_names=("now",), stream_thoughts=False)
     h = Harness(model, config, {"now": now})
     handle = await h.turn("time?")
-    streamed = [t.answer for t in h.log.events(handle.task_id) if t.event.value == "agent_message"]
+    streamed = [t.answer for t in (await h.thoughts(handle.task_id)) if t.event.value == "agent_message"]
     assert "let me look" not in streamed
     assert "".join(streamed) == "Hello"
     assert h.store.steps[handle.message_id][1].thought == "let me look"
@@ -385,4 +525,4 @@ async def test_an_event_log_that_fails_mid_turn_ends_it_with_error_and_the_end_i
     handle = await h.turn("hi")
     stored = h.store.messages[handle.message_id]
     assert stored.status is MessageStatus.ERROR
-    assert h.events(handle)[-1] == "error"
+    assert (await h.events(handle))[-1] == "error"

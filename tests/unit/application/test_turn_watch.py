@@ -7,14 +7,18 @@ import asyncio
 import pytest
 
 from application.chat_turn.turn_watch import StopReason, StopRequested, TurnWatch, WatchTimes, until_next_check
-from domain.ids import TaskId
-from tests.fakes import FakeClock, FakePresence, FakeTaskControl
+from application.ports.task_control import TaskInfo
+from domain.ids import ConversationId, MessageId, OwnerId, TaskId
+from infrastructure.events.inprocess_task_control import InProcessTaskControl
+from infrastructure.events.inprocess_task_presence import InProcessTaskPresence
+from tests.fakes import FakeClock
 
 TASK = TaskId("t-1")
+OWNER = OwnerId("alice")
 TIMES = WatchTimes(stop_check_interval=0.001, client_grace=1.0, worker_lease=15.0)
 
 
-class CountingTasks(FakeTaskControl):
+class CountingTasks(InProcessTaskControl):
     """Counts stop checks; `enough` is set at the 60th."""
 
     def __init__(self) -> None:
@@ -29,9 +33,9 @@ class CountingTasks(FakeTaskControl):
         return await super().stop_requested(task_id)
 
 
-class CountingPresence(FakePresence):
+class CountingPresence(InProcessTaskPresence):
     def __init__(self) -> None:
-        super().__init__()
+        super().__init__(clock=FakeClock(step=0).monotonic)  # time stands still: the client's lease holds
         self.checks = 0
 
     async def client_attached(self, task_id: TaskId) -> bool:
@@ -48,12 +52,13 @@ async def test_the_client_lease_is_checked_far_less_often_than_the_stop_flag() -
 
 async def test_a_stop_request_and_a_gone_client_each_end_the_watched_work() -> None:
     for reason in (StopReason.REQUESTED, StopReason.CLIENT_GONE):
-        tasks, presence = FakeTaskControl(), FakePresence()
+        clock = FakeClock(step=0.01)
+        tasks, presence = InProcessTaskControl(clock=clock.monotonic), InProcessTaskPresence(clock=clock.monotonic)
         if reason is StopReason.REQUESTED:
-            tasks.stops.add(TASK)
-        else:
-            presence.keep_clients = False
-        watch = TurnWatch(tasks, presence, FakeClock(step=0.01), TASK, TIMES)
+            await tasks.register(TaskInfo(TASK, OWNER, ConversationId("c"), MessageId("m")), ttl=60)
+            assert await tasks.request_stop(TASK, OWNER)
+        # Otherwise nobody beats after the watch's first beat: the client's lease (client_grace) lapses.
+        watch = TurnWatch(tasks, presence, clock, TASK, TIMES)
         with pytest.raises(StopRequested) as stopped:
             await watch.run(asyncio.sleep(5))
         assert stopped.value.reason is reason

@@ -3,18 +3,38 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
 import pytest
 
 from domain.conversation import Message, MessageStatus
 from domain.errors import DomainError, MalformedHistory
 from domain.ids import ConversationId, MessageId, OwnerId, TaskId
-from domain.memory import check_history, completed_turns, history_from_turns, short_term_window, trim_history, turn_pair
+from domain.memory import TokenCounter, check_history, history_from_turns, trim_history, turn_pair
 from domain.memory_archive import ArchiveEntry
 from domain.memory_entities import Entity
 from domain.messages import Msg, Role, text_msg
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+
+
+# The short-term window as the design states it, composed from the domain's rules (only tests use it).
+def completed_turns(messages: Sequence[Message], dialog_round: int) -> list[Message]:
+    """The last `dialog_round` turns that finished normally with an answer, oldest first."""
+    if dialog_round < 0:
+        raise DomainError("dialog_round cannot be negative")
+    done = [m for m in messages if m.is_completed_turn]
+    return done[-dialog_round:] if dialog_round else []
+
+
+def short_term_window(
+    messages: Sequence[Message], dialog_round: int, max_tokens: int, count: TokenCounter
+) -> list[Msg]:
+    """The short-term tier: recent completed turns as pairs, within the token budget."""
+    return trim_history(history_from_turns(completed_turns(messages, dialog_round)), max_tokens, count)
 
 
 def words(text: str) -> int:

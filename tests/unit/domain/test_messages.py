@@ -193,12 +193,6 @@ def test_msg_text_is_empty_without_text_blocks() -> None:
     assert msg.text == ""
 
 
-def test_blocks_of_selects_blocks_of_one_kind() -> None:
-    msg = full_msg()
-    assert msg.blocks_of(ToolResultBlock) == [ALL_BLOCKS[4], ALL_BLOCKS[5]]
-    assert msg.blocks_of(ImageBlock) == [ALL_BLOCKS[2]]
-
-
 def test_text_msg_holds_one_text_block_named_after_its_role() -> None:
     msg = text_msg("m-2", Role.USER, "hi there", AT)
     assert msg.content == (TextBlock("hi there"),)

@@ -7,11 +7,11 @@ from datetime import UTC, datetime
 import pytest
 
 from domain.agent import AgentConfig
-from domain.errors import MalformedHistory
+from domain.errors import DomainError, MalformedHistory
 from domain.ids import AppId, MessageId
 from domain.memory_entities import Entity
 from domain.messages import ImageBlock, Msg, Role, TextBlock, text_msg
-from domain.prompt import PLATFORM_RULES, PromptMemory, assemble_prompt, system_text
+from domain.prompt import PLATFORM_RULES, PLATFORM_RULES_BY_LANGUAGE, PromptMemory, assemble_prompt, system_text
 
 AT = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 PRESET = "You are Captain Memo, a terse travel agent."
@@ -144,3 +144,35 @@ def test_no_images_means_only_text_even_for_a_model_that_accepts_them() -> None:
 def test_malformed_history_raises_instead_of_being_sent(bad: list[Msg]) -> None:
     with pytest.raises(MalformedHistory):
         assemble(bad)
+
+
+def test_an_agent_in_chinese_gets_the_chinese_platform_rules() -> None:
+    config = AgentConfig(AppId("app-1"), preset_prompt="你是旅行助手。", language="zh")
+    text = system_text(config, PromptMemory())
+    assert text.startswith(PLATFORM_RULES_BY_LANGUAGE["zh"])
+    assert "工具" in text
+    assert "记忆" in text
+    assert text.endswith("你是旅行助手。")
+
+
+def test_an_unknown_language_is_refused_by_the_config() -> None:
+    with pytest.raises(DomainError, match="language"):
+        AgentConfig(AppId("app-1"), language="fr")
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_the_platform_rules_cover_tools_memory_citations_and_concision(language: str) -> None:
+    rules = PLATFORM_RULES_BY_LANGUAGE[language]
+    topics = {
+        "en": ("task", "tool", "arguments", "memory", "verbatim", "cite", "concisely"),
+        "zh": ("任务", "工具", "参数", "记忆", "原样", "出处", "简洁"),
+    }[language]
+    assert all(topic in rules for topic in topics), rules
+
+
+def test_the_prompt_snapshot_opens_with_the_platform_rules_then_the_preset() -> None:
+    [system, user] = assemble_prompt(
+        CONFIG, PromptMemory(), [], "hi", [], accepts_images=False, message_id="m1", at=AT
+    )
+    assert system.text.startswith(PLATFORM_RULES + "\n\n" + PRESET)
+    assert user.text == "hi"

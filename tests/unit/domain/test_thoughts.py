@@ -43,10 +43,11 @@ def full_thought() -> AgentThought:
     )
 
 
-def test_every_event_of_the_protocol_exists() -> None:
+def test_every_event_of_the_protocol_exists_and_keep_alive_is_no_event() -> None:
+    # The keep-alive is the SSE comment `: ping`, which EventSource clients never see as an event.
     assert {e.value for e in ThoughtEvent} == {
         "long_term_memory_recall", "agent_thought", "agent_message", "agent_action",
-        "dataset_retrieval", "agent_end", "stop", "error", "timeout", "ping",
+        "dataset_retrieval", "agent_end", "stop", "error", "timeout",
     }
 
 
@@ -92,9 +93,9 @@ def test_agent_thought_dict_has_every_field_of_the_protocol() -> None:
 
 def test_agent_thought_from_a_minimal_dict_has_empty_defaults() -> None:
     back = AgentThought.from_dict(
-        {"id": "t", "task_id": "k", "conversation_id": "c", "message_id": "m", "event": "ping"}
+        {"id": "t", "task_id": "k", "conversation_id": "c", "message_id": "m", "event": "agent_thought"}
     )
-    assert back.event is ThoughtEvent.PING
+    assert back.event is ThoughtEvent.AGENT_THOUGHT
     assert back.tool_input == {}
     assert back.answer == ""
     assert back.total_token_count == 0

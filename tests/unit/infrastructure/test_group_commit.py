@@ -1,11 +1,14 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import pytest
 
 from infrastructure.group_commit import GroupCommit
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 
 class Recorder:

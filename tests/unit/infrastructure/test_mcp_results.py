@@ -42,9 +42,15 @@ def test_structured_content_is_sent_as_json_when_there_is_no_text() -> None:
          ToolFailure.INVALID_ARGUMENTS),
         ("Invalid response from the upstream service", {"city": "Paris"}, ToolFailure.FAILED),
         ("Error executing tool fail: refused", {}, ToolFailure.FAILED),
+        ("Permission denied: this caller may not read /etc/shadow", {"path": "/etc/shadow"},
+         ToolFailure.PERMISSION_DENIED),
+        ("Unauthorized: the token has expired", {}, ToolFailure.PERMISSION_DENIED),
+        ("Authorization failed for repository acme/app", {}, ToolFailure.PERMISSION_DENIED),
+        ("HTTP 403 from the API", {}, ToolFailure.PERMISSION_DENIED),
+        ("insufficient scope: repo:write required", {}, ToolFailure.PERMISSION_DENIED),
     ],
 )
-def test_is_error_results_fail_the_call_as_invalid_arguments_or_failed(
+def test_is_error_results_fail_the_call_as_permission_denied_invalid_arguments_or_failed(
     text: str, arguments: dict[str, object], failure: ToolFailure
 ) -> None:
     with pytest.raises(ToolCallFailed) as failed:

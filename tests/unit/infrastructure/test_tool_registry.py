@@ -9,9 +9,10 @@ import pytest
 
 from application.errors import ToolCallFailed
 from domain.tools import ToolCall, ToolFailure
+from infrastructure.errors import SchemaError, SchemaViolation
 from infrastructure.tools.builtin import builtin_tools
 from infrastructure.tools.registry import BuiltinTool, ToolRegistry
-from infrastructure.tools.schema import SchemaError, SchemaViolation, parameters_schema, validate
+from infrastructure.tools.schema import parameters_schema, validate
 
 
 def search(
@@ -203,3 +204,21 @@ def test_the_built_in_tools_are_current_time_and_calculator() -> None:
     specs = builtin_tools().specs(["current_time", "calculator"])
     assert [s.name for s in specs] == ["current_time", "calculator"]
     assert specs[1].parameters["required"] == ["expression"]
+
+
+def test_a_built_in_declared_sequential_says_so_in_its_spec_and_others_do_not() -> None:
+    registry = ToolRegistry()
+
+    @registry.tool(sequential=True)
+    def book_room(room: str) -> str:
+        """Book a room."""
+        return f"booked {room}"
+
+    @registry.tool()
+    def find_room(size: int) -> str:
+        """Find a room."""
+        return "room 1"
+
+    assert [(s.name, s.sequential) for s in registry.specs(["book_room", "find_room"])] == [
+        ("book_room", True), ("find_room", False),
+    ]

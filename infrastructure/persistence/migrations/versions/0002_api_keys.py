@@ -9,10 +9,13 @@ Written out in full rather than importing the rows, like 0001.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 from alembic import op
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 revision: str = "0002"
 down_revision: str | None = "0001"
