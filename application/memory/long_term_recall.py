@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from application.best_effort import best_effort
 from application.errors import ApplicationError
+from application.memory.recall_report import RecallFound, recall_report
 from domain.memory import MemoryPolicy
 from domain.memory_archive import ArchiveEntry, RankedEntry, newest_entries, rank_archive
 from domain.memory_entities import EntitySheet
@@ -111,37 +112,8 @@ class MemoryRecall(LongTermRecall):
             archive=tuple(r.entry.summary for r in selection.archive),
             entities=selection.entities,
         )
-        floor = policy.entity_min_confidence
-        report: dict[str, Any] = {
-            "short_term_messages": len(window),
-            "short_term": {
-                "turns": len(window) // 2,
-                "why": f"the last {config.dialog_round} completed turns within {config.history_max_tokens} tokens",
-            },
-            "entities": [
-                {"type": e.type, "value": e.value, "confidence": e.confidence,
-                 "why": f"current value, confidence >= {floor:g}"}
-                for e in selection.entities
-            ],
-            "entities_left_out": [
-                {"type": e.type, "value": e.value, "confidence": e.confidence, "why": f"confidence below {floor:g}"}
-                for e in sheet.below(floor)
-            ],
-            "intent": None if sheet.intent is None else sheet.intent.value,
-            "summary": selection.summary,
-            "archive": [
-                {"id": r.entry.id, "score": None if r.score is None else round(r.score, 4),
-                 "source_message_ids": list(r.entry.source_message_ids), "summary": r.entry.summary}
-                for r in selection.archive
-            ],
-            "archive_entries": len(entries),
-            "archive_ranking": ranking,
-            "left_out": [f"{d} (over the recall budget of {policy.recall_max_tokens} tokens)"
-                         for d in selection.dropped],
-        }
-        if problems:
-            report["problems"] = problems
-        return Recall(memory, report)
+        found = RecallFound(sheet, selection, len(entries), ranking, problems)
+        return Recall(memory, recall_report(found, len(window), config, policy))
 
     async def _archive(self, conversation_id: ConversationId) -> list[ArchiveEntry]:
         return await self._memory.archive(conversation_id) if self._policy.archive_top_k else []

@@ -1,4 +1,4 @@
-"""domain/ imports the standard library and nothing else (ARCHITECTURE.md §1)."""
+"""domain/ imports the standard library and nothing else (docs/ARCHITECTURE.md §1)."""
 
 from __future__ import annotations
 
