@@ -47,6 +47,12 @@ class Conflict(ApplicationError):
     code = "conflict"
 
 
+class NotPublished(Conflict):
+    """An agent asked to run its published config before it has any."""
+
+    code = "not_published"
+
+
 class ModelError(ApplicationError):
     """The model failed: unreachable, erroring, timing out or sending garbage."""
 

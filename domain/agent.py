@@ -38,6 +38,23 @@ def choose_mode(capabilities: ModelCapabilities, has_tools: bool) -> AgentMode:
 
 
 @dataclass(frozen=True, slots=True)
+class ModelParams:
+    """Sampling settings sent with each chat call; None leaves the model profile's own."""
+
+    temperature: float | None = None
+    max_tokens: int | None = None
+    top_p: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.temperature is not None and not 0.0 <= self.temperature <= 2.0:
+            raise DomainError("model_params.temperature must be within 0..2")
+        if self.max_tokens is not None and not 1 <= self.max_tokens <= 1_000_000:
+            raise DomainError("model_params.max_tokens must be within 1..1000000")
+        if self.top_p is not None and not 0.0 <= self.top_p <= 1.0:
+            raise DomainError("model_params.top_p must be within 0..1")
+
+
+@dataclass(frozen=True, slots=True)
 class AgentConfig:
     """What one agent (an app) is: its prompt, memory sizes, tools, datasets and review.
 
@@ -60,6 +77,11 @@ class AgentConfig:
     retrieval_top_k: int = 3
     retrieval_min_score: float = 0.0
     language: str = "en"  # of the platform's rules around the preset prompt: "en" or "zh"
+    model: str = "default"  # the name of a model profile
+    model_params: ModelParams = field(default_factory=ModelParams)
+    entities_enabled: bool = True  # extract entities after each turn
+    opening_statement: str = ""  # shown before the first turn
+    suggested_questions: tuple[str, ...] = ()  # shown before the first turn
 
     def __post_init__(self) -> None:
         if self.dialog_round < 0 or self.history_max_tokens < 0:

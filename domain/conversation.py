@@ -30,6 +30,7 @@ class Conversation:
     updated_at: datetime
     summary: str = ""
     deleted_at: datetime | None = None
+    is_debug: bool = False  # a debugger conversation (the draft's), kept apart from the published ones
 
     def __post_init__(self) -> None:
         if not self.owner:
@@ -52,6 +53,20 @@ class MessageStatus(enum.StrEnum):
     TIMEOUT = "timeout"
     ERROR = "error"
 
+    @classmethod
+    def ended_by(cls, event: str) -> MessageStatus:
+        """The status a turn's terminal event (`agent_end`, `stop`, `timeout`, `error`) stands for."""
+        status = _ENDED_BY.get(event)
+        if status is None:
+            raise DomainError(f"{event!r} is not a terminal event")
+        return status
+
+
+_ENDED_BY = {
+    "agent_end": MessageStatus.NORMAL, "stop": MessageStatus.STOP, "timeout": MessageStatus.TIMEOUT,
+    "error": MessageStatus.ERROR,
+}
+
 
 @dataclass(frozen=True, slots=True)
 class Message:
@@ -71,6 +86,10 @@ class Message:
     prompt: str = ""
     usage: Usage = field(default_factory=Usage)
     latency: float = 0.0
+    # What the turn ran: the agent's published version, or (debugger) its draft revision, and where it came in.
+    agent_version: int | None = None
+    draft_revision: int | None = None
+    entry_point: str = "api"
 
     def __post_init__(self) -> None:
         if not self.query.strip():

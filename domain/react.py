@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from domain.tools import ToolCall, ToolSpec
 
-_FENCE = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
+_FENCE = re.compile(r"```(?:json)?\s*+(\{.*?\})\s*+```", re.DOTALL)
 
 
 @dataclass(frozen=True, slots=True)

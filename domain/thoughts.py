@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from domain.errors import DomainError
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
 
     from domain.ids import ConversationId, MessageId, TaskId, ThoughtId
 
@@ -95,3 +95,16 @@ class AgentThought:
 
 
 _FIELDS = tuple(AgentThought.__dataclass_fields__)
+
+
+def streamed_answer(thoughts: Sequence[AgentThought]) -> str:
+    """The answer a turn's events hold: its terminal event's, else the deltas of its last answer
+    (every delta of one answer shares an id), joined."""
+    end = next((t for t in reversed(thoughts) if t.event.is_terminal), None)
+    if end is not None and end.answer:
+        return end.answer
+    answers = [t for t in thoughts if t.event is ThoughtEvent.AGENT_MESSAGE]
+    if not answers:
+        return ""
+    last = answers[-1].id
+    return "".join(t.answer for t in answers if t.id == last)

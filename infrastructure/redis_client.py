@@ -20,6 +20,7 @@ by design; the event log guards those reads with its own deadline instead.
 from __future__ import annotations
 
 import contextlib
+import logging
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
@@ -27,14 +28,17 @@ from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.driver_info import DriverInfo
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from application.errors import ApplicationError, EventStoreUnavailable, MemoryUnavailable
 from infrastructure.errors import RedisUnreachable
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from application.errors import ApplicationError
+logger = logging.getLogger(__name__)
 
 URL_SETTING = "MEMAGENT_REDIS__URL"
 DEFAULT_URL = "redis://127.0.0.1:6379/0"
@@ -44,6 +48,22 @@ DEFAULT_PREFIX = "memagent:"
 # socket layer and asyncio deadlines surface builtin ConnectionError/TimeoutError,
 # which are OSErrors.
 REDIS_FAILURES: tuple[type[BaseException], ...] = (RedisError, OSError)
+
+# The stores Redis holds, as clients know them (the error class says which one failed).
+_STORES: tuple[tuple[type[ApplicationError], str], ...] = (
+    (EventStoreUnavailable, "The event store"),
+    (MemoryUnavailable, "The memory store"),
+)
+
+
+def client_sentence(error: type[ApplicationError], exc: BaseException) -> str:
+    """What a client is told when Redis fails under `error`: which store, and how it failed."""
+    store = next((name for kind, name in _STORES if issubclass(error, kind)), "A backing store")
+    if isinstance(exc, RedisTimeoutError | TimeoutError):
+        return f"{store} did not answer in time; try again shortly."
+    if isinstance(exc, RedisError) and not isinstance(exc, RedisConnectionError):
+        return f"{store} refused the operation; try again shortly."  # e.g. OOM, READONLY
+    return f"{store} is unavailable; try again shortly."
 
 
 def redact_url(url: str) -> str:
@@ -136,22 +156,30 @@ class RedisClient:
                 await client.aclose()
 
     def describe(self, action: str, exc: BaseException) -> str:
-        """A one-line, password-free account of a failure."""
-        detail = " ".join(str(exc).split()) or type(exc).__name__
+        """A one-line, password-free account of a failure, for operators (logs, start-up)."""
+        detail = " ".join(str(exc).split())
         if self._password:
             detail = detail.replace(self._password, "***")
-        return f"Redis at {self.safe_url} failed while {action}: {detail}"
+        what = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+        return f"Redis at {self.safe_url} failed while {action}: {what}"
+
+    def unavailable(self, error: type[ApplicationError], action: str, exc: BaseException) -> ApplicationError:
+        """`error` with the plain sentence a client may see; the details are logged here."""
+        sentence = client_sentence(error, exc)
+        logger.warning("%s → %r", self.describe(action, exc), sentence)
+        return error(sentence)
 
     @contextlib.contextmanager
     def translate(self, error: type[ApplicationError], action: str) -> Iterator[None]:
-        """Re-raise Redis and socket failures inside the block as `error`.
+        """Re-raise Redis and socket failures inside the block as `error`, with a plain sentence
+        for clients and a log line naming Redis's address, `action` and the exception.
 
         A plain context manager is enough for async code: the awaits run inside the block.
         """
         try:
             yield
         except REDIS_FAILURES as exc:
-            raise error(self.describe(action, exc)) from exc
+            raise self.unavailable(error, action, exc) from exc
 
     async def ping(self) -> None:
         """Start-up check: raise `RedisUnreachable` with a one-line reason when Redis is down."""

@@ -9,8 +9,11 @@ from typing import TYPE_CHECKING
 from fastapi import FastAPI
 
 from interfaces.container import Container
-from interfaces.http import chat, datasets, health, history, memory, tasks
+from interfaces.http import agents, chat, datasets, health, history, memory, models, tasks
+from interfaces.http.body_limit import BodyLimit, BodyLimits
 from interfaces.http.errors import install_error_handlers
+from interfaces.http.key_gate import KeyGate
+from interfaces.http.openapi import install_openapi
 from interfaces.lifecycle import stale_turn_sweeper, start_backends, stop_backends
 from interfaces.mcp_server import bearer_owner, build_mcp_server, mcp_http_app, mcp_sessions
 from interfaces.settings import Settings
@@ -64,9 +67,14 @@ def create_app(settings: Settings | None = None, container: Container | None = N
 
     app = FastAPI(title="memagent", version="0.1.0", lifespan=lifespan)
     app.state.container = container
-    for module in (chat, tasks, history, datasets, memory, health):
+    for module in (chat, tasks, history, datasets, memory, health, agents, models):
         app.include_router(module.router)
     if mcp is not None:
         app.mount("/mcp", mcp_http_app(mcp, container, loopback_only=not settings.auth.require_keys))
     install_error_handlers(app)
+    install_openapi(app, keys_required=settings.auth.require_keys)
+    # Outermost first: the key, then the body's size, are checked before anything reads the body.
+    limits = BodyLimits(settings.server.max_body_bytes, datasets.upload_bound(settings.knowledge.max_document_bytes))
+    app.add_middleware(BodyLimit, limits=limits)
+    app.add_middleware(KeyGate, authenticate=container.authenticate)
     return app

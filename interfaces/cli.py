@@ -1,4 +1,4 @@
-"""`memagent` command line: serve, migrate, keys (create, list, revoke)."""
+"""`memagent` command line: serve, migrate, mcp, keys (create, list, revoke), agents (list, export, import)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,20 @@ import logging
 import sys
 from typing import TYPE_CHECKING, TypeVar
 
+from pydantic import ValidationError
+from pydantic_settings import SettingsError
+
 from application.errors import ApplicationError
 from domain.accounts import ApiKeyId
 from domain.ids import OwnerId
 from infrastructure.models.scripted_model import HOW_TO_CONFIGURE
 from infrastructure.persistence.migrate import run_migrations
 from interfaces.app import build_container, create_app
+from interfaces.cli_agents import add_agents_commands, run_agents_command
 from interfaces.lifecycle import start_backends, stop_backends
 from interfaces.settings import Settings
+from interfaces.settings_checks import settings_problem
+from interfaces.settings_errors import invalid_settings_line
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -43,6 +49,7 @@ def _parser() -> argparse.ArgumentParser:
     listing.add_argument("--owner", help="only this account's keys")
     revoke = keys.add_parser("revoke", help="revoke a key by id; requests with it are refused at once")
     revoke.add_argument("id", help="the key's id, as `memagent keys list` shows it")
+    add_agents_commands(commands)
     return parser
 
 
@@ -185,18 +192,28 @@ def _mcp(settings: Settings, owner: str | None) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    quiet = args.command == "keys"  # its output is meant to be read, or parsed, by a person
+    quiet = args.command in ("keys", "agents")  # its output is meant to be read, or parsed, by a person
     logging.basicConfig(
         level=logging.WARNING if quiet else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    settings = Settings()
+    try:
+        settings = Settings()
+    except (ValidationError, SettingsError) as invalid:
+        print(f"memagent: cannot start: {invalid_settings_line(invalid)}", file=sys.stderr)
+        return 1
+    problem = settings_problem(settings)
+    if problem is not None:
+        print(f"memagent: cannot start: {problem}", file=sys.stderr)
+        return 1
     if args.command == "serve":
         return _serve(settings, args.host, args.port)
     if args.command == "keys":
         return _keys(settings, args)
     if args.command == "mcp":
         return _mcp(settings, args.owner)
+    if args.command == "agents":
+        return run_agents_command(args, lambda work: _with_database(settings, work))
     return _migrate(settings)
 
 

@@ -13,7 +13,9 @@ from application.accounts.create_api_key import CreateApiKey
 from application.accounts.list_api_keys import ListApiKeys
 from application.accounts.revoke_api_key import RevokeApiKey
 from application.chat_turn.agent_loop import AgentLoop
+from application.chat_turn.launch_turn import LaunchTurn
 from application.chat_turn.run_chat_turn import RunChatTurn, TurnLimits
+from application.chat_turn.save_outcome import SaveOutcome
 from application.chat_turn.start_chat_turn import InputLimits, StartChatTurn
 from application.chat_turn.tool_executor import ToolExecutor
 from application.chat_turn.turn_events import TurnEvents
@@ -38,9 +40,8 @@ from application.memory.short_term_memory import ShortTermMemory
 from application.memory.update_summary import UpdateSummary
 from application.tasks.follow_task import FollowTask, FollowTimes
 from application.tasks.stop_task import StopTask
-from application.tasks.sweep_stale_turns import SweepStaleTurns
+from application.tasks.sweep_stale_turns import SweepStaleTurns, SweepTimes
 from domain.tools import RetryPolicy
-from infrastructure.agents.static_agent_configs import StaticAgentConfigs
 from infrastructure.embeddings.lexical import LexicalEmbedder
 from infrastructure.embeddings.openai_embedder import openai_embedder
 from infrastructure.events.inprocess_event_log import InProcessEventLog
@@ -56,10 +57,13 @@ from infrastructure.memory.redis_embedding_cache import RedisEmbeddingCache
 from infrastructure.memory.redis_memory_store import RedisMemoryStore
 from infrastructure.memory.rule_entity_extractor import RuleBasedEntityExtractor
 from infrastructure.models.agentscope_chat_model import AgentScopeChatModel
+from infrastructure.models.chat_model_registry import ChatModelRegistry
+from infrastructure.models.model_profiles import profile_specs
 from infrastructure.models.openai_chat_model import OpenAIChatModel
 from infrastructure.models.provider_config import provider_config
 from infrastructure.models.scripted_model import ScriptedChatModel
 from infrastructure.persistence.database import Database
+from infrastructure.persistence.sqlalchemy_agent_store import SqlAlchemyAgentStore
 from infrastructure.persistence.sqlalchemy_api_key_store import SqlAlchemyApiKeyStore
 from infrastructure.persistence.sqlalchemy_knowledge_base import SqlAlchemyKnowledgeBase
 from infrastructure.persistence.sqlalchemy_message_store import SqlAlchemyMessageStore
@@ -70,6 +74,7 @@ from infrastructure.tools.builtin import builtin_tools
 from infrastructure.tools.composite import CompositeToolBox
 from infrastructure.tools.mcp_client import McpServers
 from infrastructure.tools.mcp_transport import server_configs
+from interfaces.agents_container import AgentsContainer
 from interfaces.config_objects import default_agent, memory_policy_of
 
 
@@ -147,8 +152,15 @@ class Container(containers.DeclarativeContainer):
     )
     knowledge_base = providers.Singleton(SqlAlchemyKnowledgeBase, database=database)
     retrieval = providers.Singleton(Retrieval, knowledge=knowledge_base, embedder=embedder)
-    agent_configs = providers.Singleton(
-        StaticAgentConfigs, configs=providers.List(providers.Callable(default_agent, agent=config.agent))
+    # The model profiles (`default` is chat_model itself): MEMAGENT_MODELS' keys are read when the specs are built.
+    model_profiles = providers.Singleton(profile_specs, llm=config.llm, models=config.models)
+    chat_models = providers.Singleton(ChatModelRegistry, default=chat_model, specs=model_profiles, tokenizer=tokenizer)
+    agent_store = providers.Singleton(SqlAlchemyAgentStore, database=database)
+    # The MEMAGENT_AGENT__* settings as the config of the platform's default agent (published at start-up).
+    default_agent_config = providers.Singleton(default_agent, agent=config.agent)
+    agents = providers.Container(
+        AgentsContainer, store=agent_store, models=chat_models, toolbox=toolbox, knowledge=knowledge_base,
+        clock=clock, ids=ids,
     )
 
     turn_limits = providers.Singleton(
@@ -161,12 +173,10 @@ class Container(containers.DeclarativeContainer):
         ),
         watch=providers.Singleton(
             WatchTimes, stop_check_interval=config.turn.stop_check_interval, client_grace=config.turn.client_grace,
-            worker_lease=config.turn.worker_lease,
+            worker_lease=config.turn.worker_lease, task_ttl=config.turn.task_ttl,
         ),
     )
-    input_limits = providers.Singleton(
-        InputLimits, max_query_bytes=config.turn.max_query_bytes, task_ttl=config.turn.task_ttl
-    )
+    input_limits = providers.Singleton(InputLimits, max_query_bytes=config.turn.max_query_bytes)
 
     short_term = providers.Singleton(
         ShortTermMemory, store=message_store, memory=memory_store, tokenizer=tokenizer, policy=memory_policy
@@ -218,6 +228,7 @@ class Container(containers.DeclarativeContainer):
     # The objects of one turn: factories, called by RunChatTurn with the per-turn values by keyword.
     turn_parts = providers.Singleton(
         TurnParts,
+        models=chat_models,
         new_events=providers.Factory(
             TurnEvents, log=event_log, tasks=task_control, clock=clock, ids=ids
         ).provider,
@@ -225,18 +236,22 @@ class Container(containers.DeclarativeContainer):
         new_executor=providers.Factory(
             ToolExecutor, policy=turn_limits.provided.retry, timeout=turn_limits.provided.tool_timeout
         ).provider,
-        new_loop=providers.Factory(AgentLoop, model=chat_model, tokenizer=tokenizer, ids=ids).provider,
+        new_loop=providers.Factory(AgentLoop, tokenizer=tokenizer, ids=ids).provider,
         new_watch=providers.Factory(
             TurnWatch, tasks=task_control, presence=task_presence, clock=clock, times=turn_limits.provided.watch
         ).provider,
     )
     run_turn = providers.Singleton(
-        RunChatTurn, store=message_store, short_term=short_term, recall=memory_recall, upkeep=upkeep_scheduler,
-        parts=turn_parts, limits=turn_limits,
+        RunChatTurn, save=providers.Singleton(SaveOutcome, store=message_store, retry_for=config.turn.save_retry),
+        short_term=short_term, recall=memory_recall, upkeep=upkeep_scheduler, parts=turn_parts, limits=turn_limits,
+    )
+    launch_turn = providers.Singleton(
+        LaunchTurn, tasks=task_control, events=event_log, run_turn=run_turn, spawner=spawner,
+        task_ttl=config.turn.task_ttl,
     )
     start_turn = providers.Singleton(
-        StartChatTurn, store=message_store, configs=agent_configs, tasks=task_control, events=event_log,
-        run_turn=run_turn, spawner=spawner, clock=clock, ids=ids, limits=input_limits,
+        StartChatTurn, store=message_store, resolve=agents.resolve_config, launch=launch_turn, clock=clock, ids=ids,
+        limits=input_limits,
     )
     follow_task = providers.Singleton(
         FollowTask, tasks=task_control, events=event_log, presence=task_presence, clock=clock,
@@ -246,7 +261,10 @@ class Container(containers.DeclarativeContainer):
     )
     sweep_stale_turns = providers.Singleton(
         SweepStaleTurns, store=message_store, presence=task_presence, spawner=spawner, events=event_log, clock=clock,
-        ids=ids, worker_lease=config.turn.worker_lease, retention=config.events.retention,
+        ids=ids, times=providers.Singleton(
+            SweepTimes, worker_lease=config.turn.worker_lease, retention=config.events.retention,
+            confirm_after=providers.Callable(lambda lease: lease / 2, config.turn.worker_lease),
+        ),
     )
     stop_task = providers.Singleton(StopTask, tasks=task_control, store=message_store)
     read_history = providers.Singleton(ReadHistory, store=message_store)

@@ -25,14 +25,19 @@ def uses_redis(settings: Settings) -> bool:
 
 
 async def start_backends(container: Container, settings: Settings) -> None:
-    """Connect to what the settings name; raises ApplicationError with one readable line."""
+    """Connect to what the settings name; raises ApplicationError with one readable line. Then the
+    platform's default agent is brought in step with the MEMAGENT_AGENT__* settings."""
+    container.chat_models()  # reads MEMAGENT_MODELS' keys now: one that cannot be read stops start-up
     await container.database().start()
     if uses_redis(settings):
         await container.redis().ping()
+    version = await container.agents.ensure_default()(container.default_agent_config())
+    log.info("the default agent runs version %d", version)
 
 
 async def stop_backends(container: Container) -> None:
     await container.spawner().drain(SHUTDOWN_GRACE)
+    await container.chat_models().aclose()  # the profiles' models; default is chat_model, closed below
     model = container.chat_model()
     close_model = getattr(model, "aclose", None)  # providers with a connection pool have one
     if close_model is not None:

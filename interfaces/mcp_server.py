@@ -27,7 +27,8 @@ from mcp.server.transport_security import TransportSecuritySettings
 from application.chat_turn.aggregate_turn import aggregate
 from application.chat_turn.turn import ChatRequest
 from application.errors import ApplicationError
-from domain.ids import ConversationId, OwnerId
+from domain.agents import EntryPoint
+from domain.ids import AppId, ConversationId, OwnerId
 from interfaces.http.errors import policy_response
 from interfaces.http.schemas import turn_result_data
 from interfaces.lifecycle import start_backends, stop_backends
@@ -68,16 +69,20 @@ def build_mcp_server(container: Container, owner_of: OwnerOf) -> MCPServer:
             raise ToolError(f"{failure.code}: {failure.message}") from None
 
     @server.tool()
-    async def chat(ctx: Context, query: str, conversation_id: str | None = None) -> dict[str, Any]:
+    async def chat(
+        ctx: Context, query: str, conversation_id: str | None = None, agent_id: str | None = None
+    ) -> dict[str, Any]:
         """Send a message to the agent and get its answer: one chat turn, with memory and tools.
 
         Args:
             query: The user's message.
             conversation_id: Continue this conversation; omit to start a new one (its id is returned).
+            agent_id: The agent that answers (its published config); omit for the default agent.
         """
         who = await owner(ctx)
         request = ChatRequest(
-            owner=who, query=query, conversation_id=ConversationId(conversation_id) if conversation_id else None
+            owner=who, query=query, conversation_id=ConversationId(conversation_id) if conversation_id else None,
+            agent_id=AppId(agent_id) if agent_id else None, entry=EntryPoint.MCP,
         )
         try:
             handle = await container.start_turn()(request)

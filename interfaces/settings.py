@@ -5,10 +5,14 @@ Example: MEMAGENT_MEMORY__BACKEND=redis, MEMAGENT_LLM__API_KEY=sk-...
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, SecretStr, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from application.errors import ModelError
+from infrastructure.models.model_profiles import name_problem, read_key
+from infrastructure.models.provider_config import base_url_problem
 
 
 class DatabaseSettings(BaseModel):
@@ -89,6 +93,56 @@ class LLMSettings(BaseModel):
     scripted_chunk_delay: float = Field(0.0, ge=0, description="seconds between scripted chunks")
 
 
+class ModelProfileSettings(BaseModel):
+    """One entry of MEMAGENT_MODELS: a named chat model agents may pick. Its key comes from the environment
+    variable `api_key_env` names or from the secrets file `api_key_file`; a key itself is refused.
+    What it leaves out (temperature, timeout, max_retries) it takes from MEMAGENT_LLM__*."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    provider: Literal["openai", "agentscope", "scripted"]
+    base_url: str | None = None
+    model: str = Field(min_length=1)
+    api_key_env: str | None = Field(None, description="the NAME of an environment variable holding the key")
+    api_key_file: str | None = Field(None, description="a secrets file holding the key")
+    capabilities: CapabilityOverrides = CapabilityOverrides()
+    price: ModelPrice | None = Field(None, description="else MEMAGENT_LLM__PRICES' entry for the model, else free")
+    temperature: float | None = Field(None, ge=0, le=2)
+    timeout: float | None = Field(None, gt=0)
+    max_retries: int | None = Field(None, ge=0)
+    agentscope_class: str = Field("OpenAIChatModel", description="a class of agentscope.model")
+    agentscope_kwargs: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_key_inside(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "api_key" in data:
+            raise ValueError("a key goes in the environment variable api_key_env names, or in api_key_file")
+        return data
+
+    @model_validator(mode="after")
+    def _usable(self) -> ModelProfileSettings:
+        problem = base_url_problem(self.base_url) if self.base_url else None
+        try:
+            read_key(self.api_key_env, self.api_key_file)  # read at start-up, so that it fails here
+        except ModelError as unreadable:
+            problem = problem or unreadable.message
+        if problem:
+            raise ValueError(f"profile {self.name!r}: {problem}")
+        return self
+
+
+def _profile_names(models: list[ModelProfileSettings]) -> list[ModelProfileSettings]:
+    taken: list[str] = []
+    for profile in models:
+        problem = name_problem(profile.name, taken)
+        if problem is not None:
+            raise ValueError(problem)
+        taken.append(profile.name)
+    return models
+
+
 class AgentSettings(BaseModel):
     """The default agent (app id `default`)."""
 
@@ -125,6 +179,9 @@ class TurnSettings(BaseModel):
     tool_retry_delay: float = Field(1.0, ge=0)
     max_query_bytes: int = Field(32 * 1024, gt=0)
     task_ttl: float = Field(1800.0, gt=0)
+    save_retry: float = Field(
+        10.0, ge=0, description="seconds a turn's save is retried, with backoff, while the database is unavailable"
+    )
 
 
 class EmbeddingsSettings(BaseModel):
@@ -199,6 +256,10 @@ class ServerSettings(BaseModel):
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=1, le=65535)
     log_level: str = "info"
+    max_body_bytes: int = Field(
+        256 * 1024, ge=1024,
+        description="bytes a JSON request body may have (document uploads: from knowledge.max_document_bytes)",
+    )
 
 
 class AuthSettings(BaseModel):
@@ -210,13 +271,19 @@ class AuthSettings(BaseModel):
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="MEMAGENT_", env_nested_delimiter="__", extra="ignore")
+    # Errors never quote a value: one may be a key (MEMAGENT_LLM__API_KEY, a key put in MEMAGENT_MODELS).
+    model_config = SettingsConfigDict(
+        env_prefix="MEMAGENT_", env_nested_delimiter="__", extra="ignore", hide_input_in_errors=True
+    )
 
     database: DatabaseSettings = DatabaseSettings()
     redis: RedisSettings = RedisSettings()
     memory: MemorySettings = MemorySettings()
     events: EventsSettings = EventsSettings()
     llm: LLMSettings = LLMSettings()
+    models: Annotated[list[ModelProfileSettings], AfterValidator(_profile_names)] = Field(
+        default_factory=list, description="JSON list: named model profiles besides `default` (MEMAGENT_LLM__*)"
+    )
     agent: AgentSettings = AgentSettings()
     turn: TurnSettings = TurnSettings()
     server: ServerSettings = ServerSettings()
@@ -225,3 +292,4 @@ class Settings(BaseSettings):
     knowledge: KnowledgeSettings = KnowledgeSettings()
     mcp: McpSettings = McpSettings()
     tokenizer_encoding: str = "cl100k_base"
+

@@ -5,6 +5,7 @@ cache) are tested over it: see tests/doubles.py."""
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +16,9 @@ from application.errors import (
     StoreUnavailable,
 )
 from application.ports.chat_model import ModelChunk
-from domain.agent import AgentConfig, ModelCapabilities
+from application.ports.chat_models import ModelProfile
+from domain.agent import AgentConfig, ModelCapabilities, ModelParams
+from domain.agents import PLATFORM_OWNER, Agent, AgentDraft, AgentStatus, AgentVersion
 from domain.conversation import Conversation, Message, MessageAgentThought, MessageStatus
 from domain.ids import AppId, ConversationId, MessageId, OwnerId, TaskId
 from domain.knowledge import Chunk, Dataset, ScoredChunk, cosine
@@ -23,6 +26,7 @@ from domain.messages import Msg
 from domain.tools import ToolCall, ToolSpec
 
 if TYPE_CHECKING:
+    from application.ports.chat_model import ChatModel
     from domain.accounts import ApiKey, ApiKeyId
     from domain.memory import Exchange
     from domain.memory_summary import SummaryLimit
@@ -68,6 +72,7 @@ class FakeMessageStore:
         self.messages: dict[str, Message] = {}
         self.steps: dict[str, list[MessageAgentThought]] = {}
         self.fail_finish = False
+        self.failing_finishes = 0  # this many saves fail (the database is down), then they work again
         self.refuse_full_outcome: BaseException | None = None  # raised for an outcome with an answer or steps
 
     async def get_conversation(self, conversation_id: ConversationId, owner: OwnerId) -> Conversation | None:
@@ -86,7 +91,8 @@ class FakeMessageStore:
         return conversation
 
     async def finish_message(self, message: Message, steps: Sequence[MessageAgentThought]) -> None:
-        if self.fail_finish:
+        if self.fail_finish or self.failing_finishes > 0:
+            self.failing_finishes -= 1
             raise StoreUnavailable("The database is unavailable.")
         if self.refuse_full_outcome is not None and (steps or message.answer):
             raise self.refuse_full_outcome
@@ -173,6 +179,7 @@ class ScriptedModel:
         self._replies = list(replies)
         self._capabilities = capabilities or ModelCapabilities(tool_call=True)
         self.calls: list[tuple[list[Msg], list[ToolSpec]]] = []
+        self.params: list[ModelParams | None] = []
         self.closed = 0
         self.on_chunk: Callable[[int], Awaitable[None]] | None = None
 
@@ -185,9 +192,10 @@ class ScriptedModel:
         return self._capabilities
 
     async def stream(
-        self, messages: Sequence[Msg], tools: Sequence[ToolSpec]
+        self, messages: Sequence[Msg], tools: Sequence[ToolSpec], params: ModelParams | None = None
     ) -> AsyncGenerator[ModelChunk, None]:
         self.calls.append((list(messages), list(tools)))
+        self.params.append(params)
         reply = self._replies.pop(0) if self._replies else [ModelChunk(text="ok")]
         chunks = reply(messages, tools) if callable(reply) else reply
         try:
@@ -235,12 +243,73 @@ class CollectingSpawner:
             await self.work.pop(0)
 
 
-class FakeAgentConfigs:
-    def __init__(self, *configs: AgentConfig) -> None:
-        self._configs = {c.app_id: c for c in configs} or {AppId("default"): AgentConfig(AppId("default"))}
+class FakeAgentStore:
+    """Agents and versions in dicts, with the port's compare-and-set rules."""
 
-    async def get(self, app_id: AppId, draft: bool) -> AgentConfig | None:
-        return self._configs.get(app_id)
+    def __init__(self) -> None:
+        self.agents: dict[AppId, Agent] = {}
+        self.versions: dict[tuple[AppId, int], AgentVersion] = {}
+
+    @classmethod
+    def publishing(cls, config: AgentConfig, owner: OwnerId = PLATFORM_OWNER) -> FakeAgentStore:
+        """A store holding one agent (`config.app_id`) published once with `config`."""
+        store = cls()
+        draft = AgentDraft(1, config, T0)
+        store.agents[config.app_id] = Agent(config.app_id, owner, str(config.app_id), "", AgentStatus.ACTIVE, draft,
+                                            1, None, T0, T0)
+        store.versions[(config.app_id, 1)] = AgentVersion(config.app_id, 1, "", config, T0)
+        return store
+
+    async def add_agent(self, agent: Agent) -> None:
+        if agent.id in self.agents:
+            raise Conflict(f"Agent {agent.id!r} exists.")
+        self.agents[agent.id] = agent
+
+    async def get_agent(self, agent_id: AppId) -> Agent | None:
+        return self.agents.get(agent_id)
+
+    async def list_agents(self, owner: OwnerId) -> list[Agent]:
+        return sorted((a for a in self.agents.values() if a.owner == owner), key=lambda a: a.created_at, reverse=True)
+
+    async def update_agent(self, agent: Agent) -> None:
+        current = self.agents[agent.id]
+        self.agents[agent.id] = replace(current, name=agent.name, description=agent.description, status=agent.status,
+                                        pinned_version=agent.pinned_version, updated_at=agent.updated_at)
+
+    async def save_draft(self, agent: Agent, expected_revision: int) -> bool:
+        current = self.agents[agent.id]
+        if current.draft.revision != expected_revision:
+            return False
+        self.agents[agent.id] = replace(current, draft=agent.draft, updated_at=agent.updated_at)
+        return True
+
+    async def publish(self, agent: Agent, version: AgentVersion) -> bool:
+        current = self.agents[agent.id]
+        if current.latest_version != version.version - 1:
+            return False
+        self.versions[(agent.id, version.version)] = version
+        self.agents[agent.id] = replace(current, latest_version=version.version, pinned_version=agent.pinned_version,
+                                        updated_at=agent.updated_at)
+        return True
+
+    async def get_version(self, agent_id: AppId, version: int) -> AgentVersion | None:
+        return self.versions.get((agent_id, version))
+
+    async def list_versions(self, agent_id: AppId) -> list[AgentVersion]:
+        return sorted((v for (a, _), v in self.versions.items() if a == agent_id), key=lambda v: -v.version)
+
+
+class FakeChatModels:
+    """Model profiles by name; `default` first."""
+
+    def __init__(self, **models: ChatModel) -> None:
+        self.models = models
+
+    def profiles(self) -> list[ModelProfile]:
+        return [ModelProfile(name, "fake", m.name, m.capabilities) for name, m in self.models.items()]
+
+    def get(self, name: str) -> ChatModel | None:
+        return self.models.get(name)
 
 
 class FakeApiKeyStore:

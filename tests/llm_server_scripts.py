@@ -300,6 +300,24 @@ class StallScript:
 
 
 @dataclass
+class CutScript:
+    """Send ``chunks`` (streaming), then drop the connection in the middle of the response, as a
+    proxy or a crashing server does: the client reads a body that ends without its last chunk."""
+
+    chunks: list[str] = field(default_factory=list)
+
+    def reply(self, ctx: ChatContext) -> Reply:
+        return Reply(200, SSE_HEADERS, self._frames(ctx))
+
+    def _frames(self, ctx: ChatContext) -> Iterator[Frame]:
+        yield ctx.chunk({"role": "assistant", "content": ""})
+        for piece in self.chunks:
+            yield ctx.chunk({"content": piece})
+        yield 0.05
+        raise ConnectionResetError("the script cuts the connection")
+
+
+@dataclass
 class MalformedScript:
     """Valid ``before`` chunks, then one broken chunk, then a normal ending.
 
@@ -379,6 +397,10 @@ def error(
 
 def stall(*chunks: str, seconds: float = 60.0) -> StallScript:
     return StallScript(list(chunks), seconds)
+
+
+def cut(*chunks: str) -> CutScript:
+    return CutScript(list(chunks))
 
 
 def malformed(kind: Literal["not_json", "no_choices"] = "not_json", *before: str) -> MalformedScript:

@@ -7,7 +7,7 @@ from contextlib import aclosing
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from domain.agent import AgentMode
+from domain.agent import AgentMode, ModelParams
 from domain.messages import Block, Msg, Role, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 from domain.react import parse_react_output, react_instructions
 from domain.streaming import Release, shown_so_far
@@ -95,7 +95,8 @@ class AgentLoop:
         return self._model
 
     async def run(
-        self, messages: list[Msg], mode: AgentMode, max_rounds: int, stream_thoughts: bool = True
+        self, messages: list[Msg], mode: AgentMode, max_rounds: int, stream_thoughts: bool = True,
+        params: ModelParams | None = None,
     ) -> LoopState:
         tools = self._tools.specs
         if mode is AgentMode.REACT:
@@ -108,7 +109,7 @@ class AgentLoop:
             # Text that may turn out to be reasoning before a tool call: see domain.streaming.
             react = mode is AgentMode.REACT and not last_round
             release = Release.REACT if react else Release.HELD if offered and not stream_thoughts else Release.AT_ONCE
-            reply = await self._step(messages, offered, release)
+            reply = await self._step(messages, offered, release, params)
             if react:
                 reply = self._parse_react(reply)
             if not reply.calls:
@@ -118,7 +119,9 @@ class AgentLoop:
             messages = [*messages, *self._follow_up(reply, results, mode)]
         raise AssertionError("unreachable: the last round offers no tools")
 
-    async def _step(self, messages: list[Msg], offered: list[ToolSpec], release: Release) -> StepReply:
+    async def _step(
+        self, messages: list[Msg], offered: list[ToolSpec], release: Release, params: ModelParams | None
+    ) -> StepReply:
         """One model call; its text goes out as `release` allows (domain.streaming)."""
         thought_id = self._events.new_id()
         started = self._events.elapsed
@@ -129,7 +132,7 @@ class AgentLoop:
         calls: list[ToolCall] = []
         usage: Usage | None = None
         try:
-            async with aclosing(self._model.stream(messages, offered)) as stream:
+            async with aclosing(self._model.stream(messages, offered, params)) as stream:
                 async for chunk in stream:
                     calls.extend(_storable_call(call) for call in chunk.tool_calls)
                     if chunk.text:

@@ -13,12 +13,6 @@ if TYPE_CHECKING:
 
     from application.ports.event_log import LoggedEvent
 
-_STATUS = {
-    ThoughtEvent.AGENT_END: MessageStatus.NORMAL,
-    ThoughtEvent.STOP: MessageStatus.STOP,
-    ThoughtEvent.TIMEOUT: MessageStatus.TIMEOUT,
-    ThoughtEvent.ERROR: MessageStatus.ERROR,
-}
 
 
 @dataclass(slots=True)
@@ -42,8 +36,8 @@ async def aggregate(stream: AsyncIterator[LoggedEvent | None]) -> TurnResult:
         if thought.event is ThoughtEvent.AGENT_MESSAGE:
             deltas.setdefault(thought.id, []).append(thought.answer)
             last_id = thought.id
-        elif thought.event in _STATUS:
-            result.status = _STATUS[thought.event]
+        elif thought.event.is_terminal:
+            result.status = MessageStatus.ended_by(thought.event)
             result.error = thought.observation
             result.total_token_count, result.total_price = thought.total_token_count, thought.total_price
             result.latency = thought.latency

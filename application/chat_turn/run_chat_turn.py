@@ -9,22 +9,22 @@ from typing import TYPE_CHECKING
 
 from application.best_effort import best_effort
 from application.chat_turn.turn_watch import StopReason, StopRequested, WatchTimes
-from application.errors import ApplicationError
+from application.errors import ApplicationError, StoreUnavailable
 from domain.agent import choose_mode
-from domain.conversation import Message, MessageStatus, TurnOutcome
+from domain.conversation import MessageStatus, TurnOutcome
 from domain.prompt import assemble_prompt
 from domain.thoughts import ThoughtEvent
 from domain.tools import RetryPolicy
 
 if TYPE_CHECKING:
     from application.chat_turn.agent_loop import AgentLoop, LoopState
+    from application.chat_turn.save_outcome import SaveOutcome
     from application.chat_turn.turn import Turn
     from application.chat_turn.turn_events import TurnEvents
     from application.chat_turn.turn_parts import TurnParts
     from application.memory.long_term_recall import LongTermRecall
     from application.memory.schedule_upkeep import TurnUpkeep
     from application.memory.short_term_memory import ShortTermMemory
-    from application.ports.message_store import MessageStore
 
 log = logging.getLogger(__name__)
 
@@ -50,14 +50,14 @@ class TurnLimits:
 class RunChatTurn:
     def __init__(
         self,
-        store: MessageStore,
+        save: SaveOutcome,
         short_term: ShortTermMemory,
         recall: LongTermRecall,
         upkeep: TurnUpkeep,
         parts: TurnParts,
         limits: TurnLimits,
     ) -> None:
-        self._store = store
+        self._save = save
         self._short_term = short_term
         self._recall = recall
         self._upkeep = upkeep
@@ -105,7 +105,7 @@ class RunChatTurn:
             accepts_images=model.capabilities.image_input, message_id=turn.message.id, at=events.now(),
         )
         mode = choose_mode(model.capabilities, bool(loop.tools))
-        await loop.run(messages, mode, config.max_tool_rounds, config.stream_thoughts)
+        await loop.run(messages, mode, config.max_tool_rounds, config.stream_thoughts, config.model_params)
         await events.flush()  # an event log that failed ends the turn with an error
 
     async def _refuse(self, events: TurnEvents, loop: AgentLoop, preset: str) -> None:
@@ -133,26 +133,6 @@ class RunChatTurn:
             log.error("turn %s: could not publish its end: %s", task_id, failure.message)
         await best_effort(events.close(self._limits.event_retention), None, f"keeping turn {task_id} for replay")
 
-    async def _save(self, finished: Message, events: TurnEvents) -> ApplicationError | None:
-        """Stores the outcome with its steps; the failure that kept it from being stored, or None."""
-        try:
-            await self._store.finish_message(finished, events.steps)
-        except ApplicationError as failure:
-            log.error("turn %s: could not save its outcome: %s", finished.task_id, failure.message)
-            return failure
-        except Exception:  # whatever went wrong, the turn must still end with an event and a status
-            log.exception("turn %s: could not save its outcome", finished.task_id)
-            return ApplicationError("An internal error kept the turn's outcome from being saved.")
-        return None
-
-    async def _save_bare(self, turn: Turn, events: TurnEvents, state: LoopState, error: str) -> None:
-        """Saved as a bare error, the turn no longer holds its conversation until the sweep."""
-        bare = TurnOutcome("", MessageStatus.ERROR, state.usage, round(events.elapsed, 6), error=error)
-        try:
-            await self._store.finish_message(turn.message.finish(bare, events.now()), [])
-        except Exception:  # the sweep finishes the record later
-            log.exception("turn %s: could not save even a bare error", turn.message.task_id)
-
     async def _finish(
         self, turn: Turn, events: TurnEvents, state: LoopState, status: MessageStatus, error: str
     ) -> None:
@@ -161,11 +141,13 @@ class RunChatTurn:
             answer = turn.config.output_review.preset_response
         outcome = TurnOutcome(answer, status, state.usage, round(events.elapsed, 6), state.prompt, error)
         finished = turn.message.finish(outcome, events.now())
-        failure = await self._save(finished, events)
+        failure = await self._save(finished, events.steps)
         remembered = failure is None and not state.refused  # a refused query is kept out of memory upkeep
         if failure is not None:
             status, error = MessageStatus.ERROR, failure.message
-            await self._save_bare(turn, events, state, error)
+            if not isinstance(failure, StoreUnavailable):  # refused, not down: a bare error frees the conversation
+                bare = TurnOutcome("", status, state.usage, round(events.elapsed, 6), error=error)
+                await self._save.bare(turn.message.finish(bare, events.now()))
         elif remembered:
             # The window cache: a failure only costs a rebuild from the record later.
             await best_effort(self._short_term.remember(finished, turn.config), None,

@@ -18,6 +18,10 @@ if TYPE_CHECKING:
     from application.chat_turn.turn_events import TurnEvents
     from application.chat_turn.turn_tools import TurnTools
     from application.chat_turn.turn_watch import TurnWatch
+from application.ports.task_control import TaskInfo
+
+if TYPE_CHECKING:
+    from application.ports.chat_models import ChatModels
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,8 +37,10 @@ class TurnKit:
 class TurnParts:
     """Each factory is called with the per-turn values by keyword, its other arguments bound:
     `new_events(turn=)`, `new_tools(config=, owner=)`, `new_executor(toolbox=)`,
-    `new_loop(tools=, executor=, events=)`, `new_watch(task_id=)`."""
+    `new_loop(model=, tools=, executor=, events=)`, `new_watch(info=)`; the model is the agent's
+    profile's, from `models`."""
 
+    models: ChatModels
     new_events: Callable[..., TurnEvents]
     new_tools: Callable[..., TurnTools]
     new_executor: Callable[..., ToolExecutor]
@@ -44,5 +50,10 @@ class TurnParts:
     def for_turn(self, turn: Turn) -> TurnKit:
         events = self.new_events(turn=turn)
         tools = self.new_tools(config=turn.config, owner=turn.message.owner)
-        loop = self.new_loop(tools=tools, executor=self.new_executor(toolbox=tools), events=events)
-        return TurnKit(events, loop, self.new_watch(task_id=turn.message.task_id))
+        model = self.models.get(turn.config.model)
+        if model is None:  # ResolveConfig refuses a turn whose profile is not configured
+            raise AssertionError(f"no model profile {turn.config.model!r}")
+        loop = self.new_loop(model=model, tools=tools, executor=self.new_executor(toolbox=tools), events=events)
+        message = turn.message
+        info = TaskInfo(message.task_id, message.owner, turn.conversation.id, message.id)
+        return TurnKit(events, loop, self.new_watch(info=info))

@@ -21,9 +21,8 @@ if TYPE_CHECKING:
     from collections.abc import Coroutine
 
     from application.ports.runtime import Clock
-    from application.ports.task_control import TaskControl
+    from application.ports.task_control import TaskControl, TaskInfo
     from application.ports.task_presence import TaskPresence
-    from domain.ids import TaskId
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +45,7 @@ class WatchTimes:
     stop_check_interval: float = 0.2
     client_grace: float = 30.0
     worker_lease: float = 15.0
+    task_ttl: float = 1800.0  # how long the task record (owner, ids) lives while the turn runs
 
 
 def until_next_check(now: float, every: float) -> float:
@@ -58,15 +58,26 @@ def until_next_check(now: float, every: float) -> float:
 
 
 class TurnWatch:
+    """Beside a running turn: renews the worker's lease and the task record, and asks for a stop.
+
+    A backend that lost its records (Redis flushed, or restarted without persistence) is
+    survived: the task record (owner, ids) is written again with every lease renewal, so the
+    owner can still stop and follow the turn; and a client lease found missing while the
+    worker's own lease is missing too means the records were lost, not that the client left,
+    so the client gets a whole grace period to beat again.
+    """
+
     def __init__(
-        self, tasks: TaskControl, presence: TaskPresence, clock: Clock, task_id: TaskId, times: WatchTimes
+        self, tasks: TaskControl, presence: TaskPresence, clock: Clock, info: TaskInfo, times: WatchTimes
     ) -> None:
         self._tasks = tasks
         self._presence = presence
         self._clock = clock
-        self._task_id = task_id
+        self._info = info
+        self._task_id = info.task_id
         self._times = times
         self._last_client_check: float | None = None
+        self._records_lost_at: float | None = None
 
     async def run(self, work: Coroutine[Any, Any, None]) -> None:
         """Run `work` to its end, or raise StopRequested once it is stopped and cancelled."""
@@ -99,6 +110,7 @@ class TurnWatch:
     async def _beat(self) -> bool:
         try:
             await self._presence.worker_beat(self._task_id, self._times.worker_lease)
+            await self._tasks.register(self._info, self._times.task_ttl)
         except ApplicationError as failure:
             log.warning("turn %s: could not renew its worker lease: %s", self._task_id, failure.message)
             return False
@@ -109,11 +121,23 @@ class TurnWatch:
             if await self._tasks.stop_requested(self._task_id):
                 return StopReason.REQUESTED
             if self._client_check_due() and not await self._presence.client_attached(self._task_id):
-                return StopReason.CLIENT_GONE
+                return StopReason.CLIENT_GONE if await self._client_left() else None
         except ApplicationError as failure:
             # A failed check is no news: the turn goes on and the next interval asks again.
             log.warning("turn %s: could not check for a stop: %s", self._task_id, failure.message)
         return None
+
+    async def _client_left(self) -> bool:
+        """The client's lease is missing: it left, unless the backend lost its records, which shows
+        in the worker's own lease missing too (it is renewed long before it lapses)."""
+        now = self._clock.monotonic()
+        if not await self._presence.worker_alive(self._task_id):
+            log.warning("turn %s: the presence records were lost; the client gets a grace period", self._task_id)
+            self._records_lost_at = now
+            await self._beat()
+            return False
+        lost_at = self._records_lost_at
+        return lost_at is None or now - lost_at >= self._times.client_grace
 
     def _until_next_check(self) -> float:
         return until_next_check(self._clock.monotonic(), self._times.stop_check_interval)

@@ -27,6 +27,30 @@ EXTENSIONS = {".txt": PLAIN, ".text": PLAIN, ".md": MARKDOWN, ".markdown": MARKD
 UNKNOWN_TYPES = {"", "application/octet-stream", "binary/octet-stream"}
 MAX_NAME = 255
 
+# The names `document_name` and `document_type` accept, as a regular expression (for the API's
+# schema): any folder, then a printable name that is not only white space, with no extension or a
+# text one (an extension after leading dots only, as `.bashrc`, is none).
+_CONTROL = r"\x00-\x1f\x7f"
+# White space as `str.isspace` (and `str.strip`) has it, for a regular expression's character class:
+# `\s` differs between Python and ECMA-262 (U+0085, U+FEFF), the dialect of JSON Schema.
+WHITE_SPACE = r"\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+_PRINTABLE_SPACE = r" \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+
+
+def any_case(word: str) -> str:
+    """A regular expression of `word` in any case (`[tT][xX][tT]`), without flags JSON Schema lacks."""
+    return "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else c for c in word)
+
+
+_TEXT_EXTENSION = "(?:" + "|".join(any_case(e[1:]) for e in EXTENSIONS) + ")"
+_SOLID, _ANY = rf"[^{WHITE_SPACE}{_CONTROL}/\\", rf"[^{_CONTROL}/\\"  # classes, to be closed
+_NO_EXTENSION = rf"(?:\.+|{_SOLID}.])(?:{_ANY}.]*{_SOLID}.])?"
+_WITH_EXTENSION = rf"(?:{_SOLID}]{_ANY}]*)?\.{_TEXT_EXTENSION}"
+_SPACE = rf"[{_PRINTABLE_SPACE}]*"
+NAME_PATTERN = (
+    rf"^(?:[^{_CONTROL}]*[/\\])?{_SPACE}(?:{_NO_EXTENSION}|{_WITH_EXTENSION}){_SPACE}$"
+)
+
 
 @dataclass(frozen=True, slots=True)
 class DocumentLimits:
@@ -57,7 +81,13 @@ class AddedDocument:
 
 
 def document_type(name: str, media_type: str | None) -> str:
-    """`text/plain` or `text/markdown`, from the media type a client sent, else from the name."""
+    """`text/plain` or `text/markdown`: the media type a client sent, else the name's. The name and
+    the type are checked alike: `x.sh` is refused whatever type it is sent as."""
+    extension = posixpath.splitext(name.lower())[1]
+    if extension and extension not in EXTENSIONS:
+        raise UnsupportedMediaType(
+            f"Documents must be .txt or .md files (text/plain, text/markdown), not {extension[:100]}."
+        )
     declared = (media_type or "").split(";")[0].strip().lower()
     if declared in MEDIA_TYPES:
         return MEDIA_TYPES[declared]
@@ -65,23 +95,24 @@ def document_type(name: str, media_type: str | None) -> str:
         raise UnsupportedMediaType(
             f"Documents must be text/plain or text/markdown (.txt, .md), not {declared[:100]!r}."
         )
-    extension = posixpath.splitext(name.lower())[1]
-    if not extension:
-        return PLAIN
-    if extension in EXTENSIONS:
-        return EXTENSIONS[extension]
-    raise UnsupportedMediaType(f"Documents must be .txt or .md files (text/plain, text/markdown), not {extension}.")
+    return EXTENSIONS.get(extension, PLAIN)
 
 
 def document_name(name: str) -> str:
-    """The file's own name, without any folder a client sent along."""
+    """The file's own name, without any folder a client sent along; printable (no CR, LF or other
+    control character, which would let a name forge a line of a log or a header)."""
     base = posixpath.basename(name.replace("\\", "/")).strip()
     if not base or len(base) > MAX_NAME:
         raise InvalidInput(f"A document needs a name of 1 to {MAX_NAME} characters.")
-    problem = text_problem(base)
+    problem = text_problem(base) or _control_in(name)
     if problem:
         raise InvalidInput(f"The document's name: {problem}.")
     return base
+
+
+def _control_in(name: str) -> str:
+    bad = next((c for c in name if ord(c) < 0x20 or ord(c) == 0x7F), None)
+    return "" if bad is None else f"no control character (U+{ord(bad):04X}) is allowed"
 
 
 def document_text(content: bytes | str, limits: DocumentLimits) -> tuple[str, int]:

@@ -89,7 +89,7 @@ class MemoryUpkeep:
     async def _jobs(self, config: AgentConfig, turns: Sequence[Message]) -> None:
         conversation_id = turns[-1].conversation_id
         state = await self._ledger.upkeep_state(conversation_id)
-        if not self._policy.inline_entities:
+        if config.entities_enabled and not self._policy.inline_entities:
             for finished in turns:
                 if state.forgotten_at is None or finished.created_at > state.forgotten_at:
                     await best_effort(self._extract(finished), 0, f"{_UPKEEP} (entity extraction) of {conversation_id}",

@@ -55,7 +55,7 @@ class UpkeepScheduler(TurnUpkeep):
         self._waiting: dict[ConversationId, PendingUpkeep] = {}  # per conversation: the upkeep not locked yet
 
     async def before_end(self, config: AgentConfig, finished: Message) -> None:
-        if self._upkeep.extracts_inline and finished.is_completed_turn:
+        if self._upkeep.extracts_inline and config.entities_enabled and finished.is_completed_turn:
             await self._upkeep.extract_inline(finished)
 
     def after_end(self, config: AgentConfig, finished: Message) -> None:

@@ -2,7 +2,7 @@ from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from domain.agent import ModelCapabilities
+from domain.agent import ModelCapabilities, ModelParams
 from domain.messages import Msg, Usage
 from domain.tools import ToolCall, ToolSpec
 
@@ -29,6 +29,9 @@ class ChatModel(Protocol):
     @property
     def capabilities(self) -> ModelCapabilities: ...
 
-    def stream(self, messages: Sequence[Msg], tools: Sequence[ToolSpec]) -> AsyncGenerator[ModelChunk, None]:
-        """Raises `ModelError` when the model fails."""
+    def stream(
+        self, messages: Sequence[Msg], tools: Sequence[ToolSpec], params: ModelParams | None = None
+    ) -> AsyncGenerator[ModelChunk, None]:
+        """Raises `ModelError` when the model fails. `params` (the agent's sampling settings) win
+        over the model profile's own."""
         ...

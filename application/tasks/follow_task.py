@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from application.errors import NotFound
+from application.errors import EventStoreUnavailable, NotFound
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -57,6 +57,7 @@ class FollowTask:
             return  # the client already has the end; following would only ping forever
         grace, keepalive = self._times.client_grace, self._times.keepalive
         beat_every = grace / 3
+        gone = _VanishWatch(self._tasks, task_id, grace)
         quiet_since = last_beat = self._clock.monotonic()
         await self._presence.client_beat(task_id, grace)
         while True:
@@ -71,6 +72,7 @@ class FollowTask:
             if not batch:
                 if now - quiet_since >= keepalive:
                     quiet_since = now
+                    await gone.check(now)  # a silence is also the moment to see that the task still exists
                     yield None
                 continue
             quiet_since = now
@@ -79,3 +81,27 @@ class FollowTask:
                 after = logged.id
                 if logged.thought.event.is_terminal:
                     return
+
+
+LOST = "The turn's events were lost by the event store; its outcome will be in the conversation's messages."
+
+
+class _VanishWatch:
+    """Tells a follower when its task is gone for good: the task record is missing for `grace`
+    seconds. A running turn writes its record again with every lease renewal, so only a task whose
+    worker and events are both lost stays missing, and its follower must end rather than ping on."""
+
+    def __init__(self, tasks: TaskControl, task_id: TaskId, grace: float) -> None:
+        self._tasks = tasks
+        self._task_id = task_id
+        self._grace = grace
+        self._missing_since: float | None = None
+
+    async def check(self, now: float) -> None:
+        if await self._tasks.get(self._task_id) is not None:
+            self._missing_since = None
+            return
+        if self._missing_since is None:
+            self._missing_since = now
+        elif now - self._missing_since >= self._grace:
+            raise EventStoreUnavailable(LOST)

@@ -1,12 +1,18 @@
-"""StopTask: the owner asks a running turn to stop.
+"""StopTask: the owner asks a running turn to stop, and hears how it ended.
 
-This only sets the task's stop flag. The worker running the turn notices it within one check
+The request sets the task's stop flag. The worker running the turn notices it within one check
 interval (`MEMAGENT_TURN__STOP_CHECK_INTERVAL`), even in the middle of a model stream or a tool
 call, and cancels the turn's work there: see application/chat_turn/turn_watch.py.
+
+A stop can come too late: the turn may end on its own between the request and the check. So the
+stop then waits (for at most `settle` seconds, polling the record with a growing interval) for
+the turn's stored status: `stop` when the stop took effect; a turn that ended otherwise first is
+a `Conflict` naming its final status; a turn still running after `settle` is reported as such.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 from application.errors import Conflict, NotFound
@@ -14,21 +20,40 @@ from domain.conversation import MessageStatus
 
 if TYPE_CHECKING:
     from application.ports.message_store import MessageStore
-    from application.ports.task_control import TaskControl
+    from application.ports.task_control import TaskControl, TaskInfo
     from domain.ids import OwnerId, TaskId
 
 
 class StopTask:
-    def __init__(self, tasks: TaskControl, store: MessageStore) -> None:
+    def __init__(self, tasks: TaskControl, store: MessageStore, settle: float = 5.0) -> None:
         self._tasks = tasks
         self._store = store
+        self._settle = settle
 
-    async def __call__(self, task_id: TaskId, owner: OwnerId) -> None:
+    async def __call__(self, task_id: TaskId, owner: OwnerId) -> MessageStatus:
+        """`STOP` once the turn stopped, or `RUNNING` when it had not ended within `settle` seconds."""
         info = await self._tasks.get(task_id)
         if info is None or info.owner != owner:
             raise NotFound(f"Task {task_id!r} was not found.")
-        message = await self._store.get_message(info.message_id, owner)
-        if message is not None and message.status is not MessageStatus.RUNNING:
-            raise Conflict(f"Task {task_id!r} has already finished with status {message.status.value!r}.")
+        await self._refuse_if_finished(info)
         if not await self._tasks.request_stop(task_id, owner):
             raise NotFound(f"Task {task_id!r} was not found.")
+        status = await self._final_status(info)
+        if status not in (MessageStatus.STOP, MessageStatus.RUNNING):
+            raise Conflict(f"Task {task_id!r} finished with status {status.value!r} before the stop took effect.")
+        return status
+
+    async def _refuse_if_finished(self, info: TaskInfo) -> None:
+        message = await self._store.get_message(info.message_id, info.owner)
+        if message is not None and message.status is not MessageStatus.RUNNING:
+            raise Conflict(f"Task {info.task_id!r} has already finished with status {message.status.value!r}.")
+
+    async def _final_status(self, info: TaskInfo) -> MessageStatus:
+        waited, pause = 0.0, 0.02
+        while True:
+            message = await self._store.get_message(info.message_id, info.owner)
+            if message is None or message.status is not MessageStatus.RUNNING or waited >= self._settle:
+                return MessageStatus.RUNNING if message is None else message.status
+            pause = min(pause * 2, 0.5, self._settle - waited)
+            await asyncio.sleep(pause)
+            waited += pause

@@ -9,6 +9,7 @@ matches words, not meanings: use the OpenAI-compatible embedder for semantic sea
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import math
 import re
@@ -29,6 +30,9 @@ _STOP_WORDS_TEXT = (
     "where which who why will with would you your"
 )
 STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
+# Up to this many characters are embedded on the event loop (well under a millisecond); more, such
+# as a 32 KiB query of new words, in a worker thread, so the loop never waits for it.
+INLINE_CHARS = 4096
 
 
 def _slot(feature: str, dim: int) -> tuple[int, float]:
@@ -65,6 +69,11 @@ class LexicalEmbedder(Embedder):
         return self._dim
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if sum(len(text) for text in texts) <= INLINE_CHARS:
+            return self.vectors(texts)
+        return await asyncio.to_thread(self.vectors, list(texts))
+
+    def vectors(self, texts: Sequence[str]) -> list[list[float]]:
         return [self.vector(text) for text in texts]
 
     def vector(self, text: str) -> list[float]:

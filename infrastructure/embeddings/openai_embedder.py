@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 import openai
 from openai import AsyncOpenAI
 
+from application.errors import ModelError
 from application.ports.embedder import Embedder
 from infrastructure.models.openai_errors import ModelErrors
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+
+logger = logging.getLogger(__name__)
 
 NO_KEY = "no-key"  # local servers need none, the SDK insists on one
 
@@ -32,7 +36,7 @@ class OpenAIEmbedder(Embedder):
         self._batch_size = max(1, batch_size)
         self._client = AsyncOpenAI(base_url=base_url, api_key=api_key or NO_KEY, timeout=timeout,
                                    max_retries=max_retries)
-        self._errors = ModelErrors(model, base_url, timeout, api_key)
+        self._errors = ModelErrors(model, base_url, timeout, api_key, server="embedding server")
 
     @property
     def name(self) -> str:
@@ -50,7 +54,9 @@ class OpenAIEmbedder(Embedder):
                 raise self._errors.translate(error) from error
             ordered = sorted(response.data, key=lambda item: item.index)
             if len(ordered) != len(batch):
-                raise self._errors.translate(ValueError(f"{len(ordered)} vectors for {len(batch)} texts"))
+                logger.warning("Embedding model %r at %s sent %d vectors for %d texts",
+                               self._model, self._errors.base_url or "the OpenAI API", len(ordered), len(batch))
+                raise ModelError("The embedding server sent a different number of vectors than texts.")
             vectors.extend([float(x) for x in item.embedding] for item in ordered)
         return vectors
 

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,8 @@ if TYPE_CHECKING:
 
     from infrastructure.redis_client import RedisClient
 
+log = logging.getLogger(__name__)
+
 FIELD = "thought"
 
 # INCRBY and XADD run in one Lua script rather than a MULTI pipeline: XADD needs the
@@ -29,28 +32,36 @@ FIELD = "thought"
 # One call carries the appends of many tasks (see `GroupCommit`); one task's failed INCRBY or
 # XADD (a counter lost while its stream lived on, a key of the wrong type) fails that task only.
 # (Under Redis Cluster the keys would need a common {hash tag}; we run a single node.)
+# Ids never go back: each append carries the highest id this process knows for the task, and a
+# counter below it (lost to a FLUSHALL or a restart without persistence) resumes above it, so a
+# follower waiting for higher ids sees the events that come after.
 # KEYS: stream and counter of each append, in pairs. ARGV: max length, field name, then per
-# append its number of events followed by one JSON payload per event, in order.
+# append its number of events, the id floor, and one JSON payload per event, in order.
 # Returns per append the last id, or an error message.
 _APPEND = """
 local out = {}
 local a = 3
 for k = 1, #KEYS, 2 do
   local count = tonumber(ARGV[a])
+  local floor = tonumber(ARGV[a + 1])
+  local current = redis.pcall('GET', KEYS[k + 1])
+  if floor > 0 and (not current or (type(current) == 'string' and (tonumber(current) or floor) < floor)) then
+    redis.pcall('SET', KEYS[k + 1], floor)
+  end
   local result = redis.pcall('INCRBY', KEYS[k + 1], count)
   if type(result) == 'table' then
     result = result.err
   else
     local n = result - count
     for i = 1, count do
-      local ok = redis.pcall('XADD', KEYS[k], 'MAXLEN', '~', ARGV[1], '0-' .. (n + i), ARGV[2], ARGV[a + i])
+      local ok = redis.pcall('XADD', KEYS[k], 'MAXLEN', '~', ARGV[1], '0-' .. (n + i), ARGV[2], ARGV[a + 1 + i])
       if type(ok) == 'table' and ok.err then
         result = ok.err
         break
       end
     end
   end
-  a = a + count + 1
+  a = a + count + 2
   out[#out + 1] = result
 end
 return out
@@ -92,6 +103,7 @@ class RedisEventLog(EventLog):
         self._max_len = max_len
         self._append_script: AsyncScript | None = None
         self._local = LocalTail(max_len)
+        self._last_ids: dict[TaskId, int] = {}  # per task this process appends to: the highest id so far
         self._appends: GroupCommit[_Append, int] = GroupCommit(self._append_batch, APPEND_LINGER_S)
 
     def _keys(self, task_id: TaskId) -> tuple[str, str]:
@@ -126,12 +138,13 @@ class RedisEventLog(EventLog):
                 payloads = [json.dumps(t.to_dict(), ensure_ascii=False).encode() for t in thoughts]
             except (TypeError, ValueError) as failure:
                 self._local.forget(task_id)
-                results.append(EventStoreUnavailable(f"An event of task {task_id} cannot be stored: {failure}"))
+                log.warning("task %s: an event cannot be encoded: %s", task_id, failure)
+                results.append(EventStoreUnavailable("An event of the turn could not be stored."))
                 continue
             sent.append((len(results), task_id, thoughts))
             results.append(0)
             keys.extend(self._keys(task_id))
-            args.extend([len(payloads), *payloads])
+            args.extend([len(payloads), self._last_ids.get(task_id, 0), *payloads])
         if sent:
             replies = await self._run_script(keys, args, sorted({task_id for _, task_id, _ in sent}))
             for (position, task_id, thoughts), reply in zip(sent, replies, strict=True):
@@ -153,9 +166,11 @@ class RedisEventLog(EventLog):
     def _appended(self, task_id: TaskId, thoughts: Sequence[AgentThought], reply: Any) -> int | BaseException:
         if isinstance(reply, int):
             self._local.appended(task_id, reply, thoughts)
+            self._last_ids[task_id] = max(reply, self._last_ids.get(task_id, 0))
             return reply
         self._local.forget(task_id)
-        return EventStoreUnavailable(f"Redis at {self._client.safe_url} refused an event of task {task_id}: {reply}")
+        log.warning("Redis at %s refused an event of task %s: %s", self._client.safe_url, task_id, reply)
+        return EventStoreUnavailable("The event store refused an event of the turn; try again shortly.")
 
     async def read(self, task_id: TaskId, after: int, wait: float) -> list[LoggedEvent]:
         local = await self._local.read(task_id, after, wait)
@@ -175,13 +190,18 @@ class RedisEventLog(EventLog):
     async def close(self, task_id: TaskId, retention: float) -> None:
         # Followers here get a moment to read the end from memory; later readers go to the stream.
         linger = min(LOCAL_LINGER_S, retention)
-        asyncio.get_running_loop().call_later(linger, self._local.forget, task_id)
+        asyncio.get_running_loop().call_later(linger, self._forget, task_id)
         ttl_ms = max(1, round(retention * 1000))
         with self._client.translate(EventStoreUnavailable, f"closing task {task_id}"):
             async with self._client.commands.pipeline(transaction=True) as pipe:
                 for key in self._keys(task_id):
                     pipe.pexpire(key, ttl_ms)
                 await pipe.execute()
+
+
+    def _forget(self, task_id: TaskId) -> None:
+        self._local.forget(task_id)
+        self._last_ids.pop(task_id, None)
 
 
 def _entries(reply: Any, stream: str) -> list[tuple[str, dict[str, str]]]:
@@ -200,4 +220,5 @@ def _decode_entry(task_id: TaskId, entry_id: str, fields: dict[str, str]) -> Log
         return LoggedEvent(int(entry_id.partition("-")[2]), thought)
     except (ValueError, TypeError, KeyError, DomainError) as exc:
         # A log entry we cannot read is a broken log, not a missing event: say so.
-        raise EventStoreUnavailable(f"event {entry_id} of task {task_id} is unreadable: {exc}") from exc
+        log.warning("event %s of task %s is unreadable: %s", entry_id, task_id, exc)
+        raise EventStoreUnavailable("The turn's event log holds an event that cannot be read.") from exc

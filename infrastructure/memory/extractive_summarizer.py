@@ -10,6 +10,7 @@ replaces the older one. The assistant's words are not kept: offline, they are sc
 
 from __future__ import annotations
 
+import asyncio
 import re
 from dataclasses import dataclass
 from datetime import date
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from application.ports.memory_models import Summarizer
 from domain.memory_summary import SummaryLimit, is_cjk
-from infrastructure.memory.rule_entity_extractor import sentence_entities
+from infrastructure.memory.rule_entity_extractor import bounded, sentence_entities, word_alternatives
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -33,11 +34,15 @@ _SMALL_TALK = re.compile(
     re.IGNORECASE,
 )
 _CUES = re.compile(
-    r"\b(?:my|mine|i'm|i am|i've|i have|i live|i work|i prefer|i like|i love|i hate|i need|i must|i should|"
-    r"i want|i will|i'll|remind me|don't forget|do not forget|deadline|decided|agreed|let's|plan|booked|book|"
-    r"appointment|meeting|birthday|allergic|vegan|vegetarian|favou?rite|call me|todo|to-do|still|later|"
-    r"tomorrow|today|tonight|next week|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
-    r"|[\w.+-]+@[\w-]+\.\w+|\d|我|要|需要|喜欢|名字|住|明天|后天",
+    r"\b" + word_alternatives(
+        "my|mine|i'm|i am|i've|i have|i live|i work|i prefer|i like|i love|i hate|i need|i must|i should|"
+        "i want|i will|i'll|remind me|don't forget|do not forget|deadline|decided|agreed|let's|plan|booked|book|"
+        "appointment|meeting|birthday|allergic|vegan|vegetarian|favou?rite|call me|todo|to-do|still|later|"
+        "tomorrow|today|tonight|next week|monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+    ) + r"\b"
+    # An address from the start of its run of characters: trying each position of a long run for
+    # an "@" that is not there was quadratic.
+    r"|(?<![\w.+-])[\w.+-]+@[\w-]+\.\w+|\d|我|要|需要|喜欢|名字|住|明天|后天",
     re.IGNORECASE,
 )
 _REQUEST = re.compile(r"\b(?:remind me|don't let me forget|i (?:still )?(?:need|have) to)\b", re.IGNORECASE)
@@ -66,8 +71,9 @@ def salience(sentence: str) -> float:
     words = sentence.split()
     if _SMALL_TALK.match(sentence.strip()) and len(words) <= 6:
         return 0.0
-    cues = len(_CUES.findall(sentence)) + len(_PROPER.findall(sentence))
-    if sentence.rstrip().endswith(("?", "？")) and not _REQUEST.search(sentence):
+    read = bounded(sentence)
+    cues = len(_CUES.findall(read)) + len(_PROPER.findall(read))
+    if sentence.rstrip().endswith(("?", "？")) and not _REQUEST.search(read):
         return 0.0  # a question holds no fact, unless it asks for a task ("can you remind me to…?")
     if not cues and len(words) < 4 and not is_cjk(sentence):
         return 0.0
@@ -78,7 +84,8 @@ def salience(sentence: str) -> float:
 def _subjects(sentence: str) -> frozenset[str]:
     """What a sentence states that can only have one value: "my X is …" subjects and the extractor's
     single-valued types (name, city, employer…). A newer sentence stating one replaces the older."""
-    found = {f"my {' '.join(m.group(1).casefold().split())}"} if (m := _MY_SUBJECT.match(sentence.strip())) else set()
+    mine = _MY_SUBJECT.match(bounded(sentence).strip())
+    found = {f"my {' '.join(mine.group(1).casefold().split())}"} if mine else set()
     for kind, _, confidence in sentence_entities(sentence, _ANY_DAY):
         if kind not in _MANY_VALUED and confidence >= 0.7:
             found.add(kind)
@@ -128,9 +135,19 @@ def _user_sentences(exchanges: Sequence[Exchange]) -> list[str]:
     return [s for exchange in exchanges for s in sentences(exchange.query)]
 
 
+def _update(summary: str, exchanges: Sequence[Exchange], limit: SummaryLimit) -> str:
+    return select([*sentences(summary), *_user_sentences(exchanges)], limit)
+
+
+def _condense(exchanges: Sequence[Exchange], limit: SummaryLimit) -> str:
+    return select(_user_sentences(exchanges), limit)
+
+
 class ExtractiveSummarizer(Summarizer):
+    # Pure CPU work, up to tens of milliseconds for long queries: in a worker thread, so that the
+    # event loop (other turns' streams, /healthz) never waits for it.
     async def update(self, summary: str, exchanges: Sequence[Exchange], limit: SummaryLimit) -> str:
-        return select([*sentences(summary), *_user_sentences(exchanges)], limit)
+        return await asyncio.to_thread(_update, summary, list(exchanges), limit)
 
     async def condense(self, exchanges: Sequence[Exchange], limit: SummaryLimit) -> str:
-        return select(_user_sentences(exchanges), limit)
+        return await asyncio.to_thread(_condense, list(exchanges), limit)

@@ -78,7 +78,8 @@ JSON_ASK = (
     'Answer with only a JSON object: {"intent": "...", "entities": [{"type": "...", "value": "...", '
     '"confidence": 0.9}]} — an empty list when there is nothing.'
 )
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+# `\s*+`: the spaces after the fence are taken at once, not retried one by one (quadratic).
+_FENCE = re.compile(r"```(?:json)?\s*+(.*?)```", re.DOTALL)
 
 
 def _exchanges(exchanges: Sequence[Exchange]) -> str:

@@ -103,7 +103,8 @@ class RedisMemoryStore(MemoryStore, EntityMemory, UpkeepLedger):
                         pass
                 # Jittered backoff, so that writers racing for one key do not collide forever.
                 await asyncio.sleep(random.uniform(0, min(0.1, 0.001 * 2**tried)))  # noqa: S311
-        raise MemoryUnavailable(f"Redis: {action} kept conflicting with other writers; try again")
+        log.warning("Redis: %s kept conflicting with other writers", action)
+        raise MemoryUnavailable("The memory store is busy with other writers; try again shortly.")
 
     # --- short-term store and archive ---
 

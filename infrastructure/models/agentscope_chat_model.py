@@ -23,7 +23,7 @@ from application.errors import ModelError
 from application.ports.chat_model import ChatModel, ModelChunk
 from domain.tools import ToolCall, ToolSpec
 from infrastructure.models.agentscope_convert import to_agentscope
-from infrastructure.models.openai_convert import openai_tools
+from infrastructure.models.openai_convert import openai_sampling, openai_tools
 from infrastructure.models.openai_errors import ModelErrors
 from infrastructure.models.provider_config import NO_KEY, ProviderConfig
 from infrastructure.models.tool_calls import parse_arguments
@@ -32,7 +32,7 @@ from infrastructure.models.tool_names import ToolNames
 if TYPE_CHECKING:
     from agentscope.model import ChatModelBase, ChatResponse
 
-    from domain.agent import ModelCapabilities
+    from domain.agent import ModelCapabilities, ModelParams
     from domain.messages import Msg
 
 INTERRUPTED = "interrupted"
@@ -54,9 +54,11 @@ class AgentScopeChatModel(ChatModel):
     def capabilities(self) -> ModelCapabilities:
         return self._config.capabilities
 
-    async def stream(self, messages: Sequence[Msg], tools: Sequence[ToolSpec]) -> AsyncGenerator[ModelChunk, None]:
+    async def stream(
+        self, messages: Sequence[Msg], tools: Sequence[ToolSpec], params: ModelParams | None = None
+    ) -> AsyncGenerator[ModelChunk, None]:
         names = ToolNames.of(tools, messages)
-        reply = await self._call(messages, tools, names)
+        reply = await self._call(messages, tools, names, params)
         if not isinstance(reply, AsyncGenerator):  # built with stream=False: one whole response
             for text in _texts(reply):
                 yield ModelChunk(text=text)
@@ -84,11 +86,13 @@ class AgentScopeChatModel(ChatModel):
             await close()
 
     async def _call(
-        self, messages: Sequence[Msg], tools: Sequence[ToolSpec], names: ToolNames
+        self, messages: Sequence[Msg], tools: Sequence[ToolSpec], names: ToolNames, params: ModelParams | None
     ) -> ChatResponse | AsyncGenerator[ChatResponse, None]:
         model = self._agentscope_model()
         try:
-            return await model(to_agentscope(messages, names.wire), tools=openai_tools(tools, names) or None)
+            return await model(
+                to_agentscope(messages, names.wire), tools=openai_tools(tools, names) or None, **openai_sampling(params)
+            )
         except Exception as error:
             raise self._errors.translate(error) from error
 
@@ -97,7 +101,7 @@ class AgentScopeChatModel(ChatModel):
             task = asyncio.current_task()
             if task is not None and task.cancelling():
                 raise asyncio.CancelledError
-            raise ModelError(f"Model {self._config.model!r} failed: its reply was interrupted.")
+            raise ModelError("The model server closed the connection before the answer was complete.")
         calls = tuple(
             ToolCall(block.id, names.domain(block.name), parse_arguments(block.input))
             for block in final.content

@@ -28,7 +28,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 from tenacity.wait import wait_random_exponential
 
 from application.ports.chat_model import ChatModel, ModelChunk
-from infrastructure.models.openai_convert import openai_messages, openai_tools
+from infrastructure.models.openai_convert import openai_messages, openai_sampling, openai_tools
 from infrastructure.models.openai_errors import ModelErrors, is_transient, retry_after
 from infrastructure.models.openai_stream import ChunkReader, sse_chunks
 from infrastructure.models.provider_config import NO_KEY, ProviderConfig
@@ -37,7 +37,7 @@ from infrastructure.models.tool_names import ToolNames
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Sequence
 
-    from domain.agent import ModelCapabilities
+    from domain.agent import ModelCapabilities, ModelParams
     from domain.messages import Msg
     from domain.tools import ToolSpec
 
@@ -82,9 +82,11 @@ class OpenAIChatModel(ChatModel):
     def capabilities(self) -> ModelCapabilities:
         return self._config.capabilities
 
-    async def stream(self, messages: Sequence[Msg], tools: Sequence[ToolSpec]) -> AsyncGenerator[ModelChunk, None]:
+    async def stream(
+        self, messages: Sequence[Msg], tools: Sequence[ToolSpec], params: ModelParams | None = None
+    ) -> AsyncGenerator[ModelChunk, None]:
         names = ToolNames.of(tools, messages)
-        upstream = await self._connect(self._request(messages, tools, names))
+        upstream = await self._connect(self._request(messages, tools, names, params))
         reader = ChunkReader(names, self._config.price)
         try:
             while (chunk := await self._read(upstream)) is not None:
@@ -99,7 +101,9 @@ class OpenAIChatModel(ChatModel):
         """Closes the connection pool; call it on the event loop that used the model."""
         await self._client.close()
 
-    def _request(self, messages: Sequence[Msg], tools: Sequence[ToolSpec], names: ToolNames) -> dict[str, Any]:
+    def _request(
+        self, messages: Sequence[Msg], tools: Sequence[ToolSpec], names: ToolNames, params: ModelParams | None
+    ) -> dict[str, Any]:
         request: dict[str, Any] = {
             "model": self._config.model,
             "messages": openai_messages(messages, names),
@@ -107,6 +111,7 @@ class OpenAIChatModel(ChatModel):
             "stream": True,
             "stream_options": {"include_usage": True},
         }
+        request.update(openai_sampling(params))
         if tools:
             request["tools"] = openai_tools(tools, names)
         return request

@@ -10,8 +10,20 @@ from domain.messages import ImageBlock, Msg, Role, TextBlock, ToolResultBlock, T
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from domain.agent import ModelParams
     from domain.tools import ToolSpec
     from infrastructure.models.tool_names import ToolNames
+
+
+def openai_sampling(params: ModelParams | None) -> dict[str, Any]:
+    """The agent's sampling settings that are set, as Chat Completions fields; none: `{}`, so the
+    request is what it was without them. `max_tokens` rather than `max_completion_tokens`: every
+    OpenAI-compatible server (vLLM, Ollama, DeepSeek, Qwen) reads it, and OpenAI still accepts it for
+    its chat models (not for the o-series, which take only `max_completion_tokens`)."""
+    if params is None:
+        return {}
+    given = {"temperature": params.temperature, "max_tokens": params.max_tokens, "top_p": params.top_p}
+    return {name: value for name, value in given.items() if value is not None}
 
 
 def openai_tools(tools: Sequence[ToolSpec], names: ToolNames) -> list[dict[str, Any]]:

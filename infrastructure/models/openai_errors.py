@@ -1,21 +1,55 @@
-"""Failures of OpenAI-protocol calls → `ModelError` with one plain line, and what to retry.
+"""Failures of OpenAI-protocol calls → `ModelError` with one plain sentence, and what to retry.
 
-The line says what failed (status and the server's own message, a timeout, an unreachable
-server, garbage on the wire); it never holds a stack trace or the API key.
+The sentence is what clients see (and what a failed turn stores): it says which kind of failure it
+was (refused or unreachable, a dropped connection, a timeout, a rate limit, a server error, a
+refused request, garbage on the wire) and never names a URL, host, port, exception class, the
+server's own words or the API key. The details go to the log line written where the failure is
+translated: the model, its base URL, the exception chain and the server's message.
 """
 
 from __future__ import annotations
 
+import errno
 import json
+import logging
 from dataclasses import dataclass, field
 from typing import Literal
 
 import aiohttp
+import httpx2
 import openai
 
 from application.errors import ModelError
 
+logger = logging.getLogger(__name__)
+
 MAX_DETAIL = 300
+
+Transport = Literal["timeout", "reset", "connect"]
+
+_TRANSPORT_SENTENCES: dict[Transport, str] = {
+    "timeout": "The {server} did not answer in time.",
+    "reset": "The {server} closed the connection before the answer was complete.",
+    "connect": "The {server} could not be reached.",
+}
+_STATUS_SENTENCES = {
+    401: "The {server} refused the API key (HTTP 401).",
+    403: "The {server} denied access to the model (HTTP 403).",
+    404: "The {server} does not offer the configured model or endpoint (HTTP 404).",
+    429: "The {server} is rate limiting requests (HTTP 429); try again shortly.",
+}
+_SERVER_FAILED = "The {server} failed to answer (HTTP {status}); try again shortly."
+_REQUEST_REFUSED = "The {server} rejected the request (HTTP {status})."
+_NOT_JSON = "The {server} sent an answer that is not JSON."
+_UNEXPECTED = "The call to the {server} failed unexpectedly."
+
+
+# A connection the server (or something on the way) dropped once it was open.
+_DROPPED = (
+    ConnectionResetError, BrokenPipeError, ConnectionAbortedError,
+    aiohttp.ServerDisconnectedError, aiohttp.ClientPayloadError,
+)
+_DROPPED_ERRNOS = frozenset({errno.ECONNRESET, errno.EPIPE, errno.ECONNABORTED})
 
 
 def is_transient(error: BaseException) -> bool:
@@ -42,40 +76,84 @@ class ModelErrors:
     base_url: str | None
     timeout: float
     secret: str | None = field(default=None, repr=False)
+    server: str = "model server"  # how clients are told which server failed
 
     def translate(self, error: BaseException) -> ModelError:
-        return ModelError(self._scrub(f"Model {self.model!r} failed: {self._what(error)}"))
+        """The plain `ModelError` for `error`; the details are logged here, once."""
+        sentence = self.sentence(error)
+        logger.warning(
+            "Model %r at %s failed (timeout %g s): %s → %r",
+            self.model, self.base_url or "the OpenAI API", self.timeout, self._scrub(details(error)), sentence,
+        )
+        return ModelError(sentence)
 
-    def _what(self, error: BaseException) -> str:
-        if isinstance(error, openai.APIConnectionError):
-            timed_out = isinstance(error, openai.APITimeoutError)
-            if (_transport_cause(error) or ("timeout" if timed_out else "connection")) == "timeout":
-                return f"no answer within {self.timeout:g} s."
-            return f"could not connect to {self.base_url or 'the OpenAI API'}."
+    def sentence(self, error: BaseException) -> str:
+        """What a client is told: one of a few fixed sentences, by kind of failure."""
         if isinstance(error, openai.APIStatusError):
-            return f"the server answered HTTP {error.status_code}: {_server_message(error)}"
+            status = error.status_code
+            template = _STATUS_SENTENCES.get(status) or (_SERVER_FAILED if status >= 500 else _REQUEST_REFUSED)
+            return template.format(server=self.server, status=status)
         if isinstance(error, json.JSONDecodeError):
-            return "the server sent a chunk that is not JSON."
-        return f"{type(error).__name__}: {_first_line(str(error))}"
+            return _NOT_JSON.format(server=self.server)
+        kind = transport_failure(error)
+        return (_TRANSPORT_SENTENCES[kind] if kind else _UNEXPECTED).format(server=self.server)
 
     def _scrub(self, text: str) -> str:
         return text.replace(self.secret, "***") if self.secret else text
 
 
-def _transport_cause(error: BaseException) -> Literal["timeout", "connection"] | None:
-    """What a transport failure was, read from the exception chain. The class alone misleads:
+def transport_failure(error: BaseException) -> Transport | None:
+    """What a transport failure was, read from the exception chain first. The class alone misleads:
     the SDK's aiohttp transport reports every aiohttp connection error (refused, TLS, a dropped
     stream) as httpx's ConnectTimeout, which the SDK turns into an APITimeoutError."""
-    seen: set[int] = set()
-    cause = error.__cause__ or error.__context__
-    while cause is not None and id(cause) not in seen:
-        seen.add(id(cause))
-        if isinstance(cause, TimeoutError):
-            return "timeout"
-        if isinstance(cause, OSError | aiohttp.ClientConnectionError):
-            return "connection"
-        cause = cause.__cause__ or cause.__context__
+    for cause in _chain(error)[1:]:
+        if kind := _os_level(cause):
+            return kind
+    return _by_class(error)
+
+
+def _os_level(cause: BaseException) -> Transport | None:
+    if isinstance(cause, TimeoutError):  # aiohttp's socket timeouts included
+        return "timeout"
+    if isinstance(cause, _DROPPED):
+        return "reset"
+    if isinstance(cause, aiohttp.ClientConnectorError):  # connecting failed: refused, DNS, TLS
+        return "connect"
+    if isinstance(cause, OSError) and cause.errno in _DROPPED_ERRNOS:  # aiohttp's ClientOSError
+        return "reset"
+    if isinstance(cause, OSError | aiohttp.ClientConnectionError):
+        return "connect"
     return None
+
+
+def _by_class(error: BaseException) -> Transport | None:
+    if isinstance(error, openai.APITimeoutError | httpx2.TimeoutException | TimeoutError):
+        return "timeout"
+    if isinstance(error, httpx2.RemoteProtocolError | httpx2.ReadError | httpx2.WriteError):
+        return "reset"
+    if isinstance(error, openai.APIConnectionError | httpx2.TransportError | OSError):
+        return "connect"
+    if isinstance(error, aiohttp.ClientError):
+        return _os_level(error)
+    return None
+
+
+def _chain(error: BaseException) -> list[BaseException]:
+    """`error` and its causes, outermost first (at most eight, no cycles)."""
+    chain: list[BaseException] = []
+    seen: BaseException | None = error
+    while seen is not None and seen not in chain and len(chain) < 8:
+        chain.append(seen)
+        seen = seen.__cause__ or seen.__context__
+    return chain
+
+
+def details(error: BaseException) -> str:
+    """For the log: each exception of the chain as `Class: first line`, and the server's message."""
+    parts = [f"{type(e).__name__}: {_first_line(str(e))}" for e in _chain(error)]
+    if isinstance(error, openai.APIStatusError):
+        parts.insert(0, f"HTTP {error.status_code}: {_server_message(error)}")
+    return " <- ".join(parts)
 
 
 def _server_message(error: openai.APIStatusError) -> str:

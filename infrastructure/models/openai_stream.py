@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import ssl
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
     from domain.messages import Usage
     from infrastructure.models.provider_config import TokenPrice
     from infrastructure.models.tool_names import ToolNames
+
+log = logging.getLogger(__name__)
 
 MALFORMED = "The model server sent a malformed chunk"
 
@@ -94,7 +97,8 @@ class ChunkReader:
         try:
             return self._read(chunk)
         except (AttributeError, KeyError, TypeError, ValueError) as error:
-            raise ModelError(f"{MALFORMED} ({type(error).__name__}).") from error
+            log.warning("a malformed chunk from the model server: %r", error)
+            raise ModelError(f"{MALFORMED}.") from error
 
     def _read(self, chunk: dict[str, Any]) -> str:
         usage = chunk.get("usage")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from domain.agent import ModelCapabilities
 from domain.messages import Usage
@@ -44,14 +45,35 @@ class ProviderConfig:
     price: TokenPrice = FREE
 
 
-def price_for(model: str, table: Mapping[str, Mapping[str, float]]) -> TokenPrice:
+def base_url_problem(url: str) -> str | None:
+    """Why a model's base URL cannot be used, or None; never quotes it. A URL holding credentials
+    (`https://user:pass@host/v1`) is refused rather than sent: the SDKs do not turn them into a
+    header, so every call would fail; the key belongs in the API key setting (sent as a Bearer token)."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 -- reading it checks it
+    except ValueError:
+        return "the port of the base URL is not a number from 0 to 65535"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return "the base URL is not an http:// or https:// URL with a host"
+    if parts.username is not None or parts.password is not None:
+        return "the base URL holds a user name or password (user:pass@); put the key in the API key setting instead"
+    return None
+
+
+def listed_price(model: str, table: Mapping[str, Mapping[str, float]]) -> TokenPrice | None:
     """The entry for `model`, else for the longest name it starts with (a dated snapshot like
-    `gpt-4o-mini-2024-07-18` costs what `gpt-4o-mini` costs); a model not listed is free."""
+    `gpt-4o-mini-2024-07-18` costs what `gpt-4o-mini` costs); None for a model not listed."""
     matches = [name for name in table if model.startswith(name)]
     if not matches:
-        return FREE
+        return None
     entry = table[max(matches, key=len)]
     return TokenPrice(float(entry["input"]), float(entry["output"]))
+
+
+def price_for(model: str, table: Mapping[str, Mapping[str, float]]) -> TokenPrice:
+    """`listed_price`, where a model not listed is free."""
+    return listed_price(model, table) or FREE
 
 
 def provider_config(llm: Mapping[str, Any]) -> ProviderConfig:

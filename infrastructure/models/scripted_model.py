@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Sequence
 
     from application.ports.runtime import Tokenizer
+    from domain.agent import ModelParams
 
 LABEL = "(offline scripted model, not a real LLM)"
 HOW_TO_CONFIGURE = (
@@ -32,6 +33,8 @@ HOW_TO_CONFIGURE = (
     "To use a real LLM set MEMAGENT_LLM__PROVIDER=openai, MEMAGENT_LLM__BASE_URL, "
     "MEMAGENT_LLM__API_KEY and MEMAGENT_LLM__MODEL."
 )
+NAME = "offline-scripted"
+CAPABILITIES = ModelCapabilities(tool_call=True, agent_thought=True, image_input=False)
 _MARKER = re.compile(r"\[\[tool:([\w.\-]+)\s*(\{.*?\})?\s*\]\]", re.DOTALL)
 
 
@@ -43,15 +46,16 @@ class ScriptedChatModel(ChatModel):
 
     @property
     def name(self) -> str:
-        return "offline-scripted"
+        return NAME
 
     @property
     def capabilities(self) -> ModelCapabilities:
-        return ModelCapabilities(tool_call=True, agent_thought=True, image_input=False)
+        return CAPABILITIES
 
     async def stream(
-        self, messages: Sequence[Msg], tools: Sequence[ToolSpec]
+        self, messages: Sequence[Msg], tools: Sequence[ToolSpec], params: ModelParams | None = None
     ) -> AsyncGenerator[ModelChunk, None]:
+        """`params` are ignored: the answers are scripted, not sampled."""
         prompt_tokens = sum(self._tokenizer.count(m.text) for m in messages)
         call = self._requested_call(messages, tools)
         if call is not None:

@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from application.errors import StoreUnavailable
 from infrastructure.errors import DatabaseNotMigrated
-from infrastructure.persistence import knowledge_rows  # noqa: F401 - registers the knowledge tables on Base
+from infrastructure.persistence import agent_rows, knowledge_rows  # noqa: F401 - register their tables on Base
 from infrastructure.persistence.errors import (
     DATABASE_ERRORS,
     MIGRATE_HINT,
@@ -93,7 +93,7 @@ class Database:
             async with self.sessions.begin() as session:
                 yield session
         except DATABASE_ERRORS as exc:
-            raise store_error(operation, exc, self.password) from exc
+            raise store_error(operation, exc, self.password, where=f"The database at {self.display_url}") from exc
 
     async def start(self) -> None:
         """Connect once and make sure the schema is there: created for SQLite, checked for others.

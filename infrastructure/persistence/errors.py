@@ -1,11 +1,15 @@
 """Turning SQLAlchemy and driver exceptions into application errors with readable messages.
 
-Nothing outside infrastructure may see a vendor exception, and no message may carry a password,
-a SQL statement (its parameters hold user data) or a stack trace: messages reach logs and clients.
+Nothing outside infrastructure may see a vendor exception. What a client sees (the error's
+`message`) is one of a few plain sentences naming the kind of failure, never a host, URL,
+operation or exception class; the log line written here carries those for operators. Neither may
+carry a password, a SQL statement (its parameters hold user data) or a stack trace. Start-up
+failures are for operators only: their one line names the setting and the database.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 import sqlite3
 
@@ -18,6 +22,15 @@ from infrastructure.errors import DatabaseNotMigrated
 URL_SETTING = "MEMAGENT_DATABASE__URL"
 MIGRATE_HINT = "database is not migrated: run `memagent migrate`"
 
+logger = logging.getLogger(__name__)
+
+# What clients are told: a few fixed sentences, by kind of failure, never the driver's words.
+UNAVAILABLE = "The database is unavailable; try again shortly."
+BUSY = "The database is busy; try again shortly."
+TIMED_OUT = "The database did not answer in time; try again shortly."
+CONFLICTING = "The database refused a write that conflicts with stored data."
+REFUSED_VALUE = "The database refused a value of the request, such as a NUL character in text or a number out of range."
+
 try:  # asyncpg is a declared dependency, but an SQLite-only install should still import this
     import asyncpg
 
@@ -25,9 +38,17 @@ try:  # asyncpg is a declared dependency, but an SQLite-only install should stil
     # SQLSTATE class 22, "data exception": a value the database refuses (a NUL in text, a number
     # out of range), which is bad input, not a database that failed.
     _BAD_VALUE_ERRORS: tuple[type[BaseException], ...] = (asyncpg.exceptions.DataError, sqlalchemy.exc.DataError)
+    _CONFLICT_ERRORS: tuple[type[BaseException], ...] = (asyncpg.exceptions.IntegrityConstraintViolationError,)
+    _BUSY_ERRORS: tuple[type[BaseException], ...] = (
+        asyncpg.exceptions.LockNotAvailableError,
+        asyncpg.exceptions.DeadlockDetectedError,
+        asyncpg.exceptions.TooManyConnectionsError,
+    )
+    _TIMEOUT_ERRORS: tuple[type[BaseException], ...] = (asyncpg.exceptions.QueryCanceledError,)
 except ImportError:  # pragma: no cover
     _DRIVER_ERRORS = ()
     _BAD_VALUE_ERRORS = (sqlalchemy.exc.DataError,)
+    _CONFLICT_ERRORS = _BUSY_ERRORS = _TIMEOUT_ERRORS = ()
 
 # Everything a database call can raise that means "the store failed", as opposed to a bug in our code.
 DATABASE_ERRORS: tuple[type[BaseException], ...] = (
@@ -51,13 +72,19 @@ def safe_url(url: str | URL) -> str:
         return "<unparseable URL>"
 
 
-def reason(exc: BaseException, password: str | None = None) -> str:
-    """One line naming what failed, from the driver's own error when SQLAlchemy wrapped it."""
+def _driver_error(exc: BaseException) -> BaseException:
+    """The driver's own error behind SQLAlchemy's wrappers, else `exc`."""
     inner: BaseException = exc
     if isinstance(exc, sqlalchemy.exc.DBAPIError) and exc.orig is not None:
         inner = exc.orig
     if type(inner).__module__.startswith("sqlalchemy") and isinstance(inner.__cause__, Exception):
         inner = inner.__cause__  # SQLAlchemy's async adapters re-wrap the driver's own, better-named error
+    return inner
+
+
+def reason(exc: BaseException, password: str | None = None) -> str:
+    """One line naming what failed, from the driver's own error when SQLAlchemy wrapped it."""
+    inner = _driver_error(exc)
     # str(DBAPIError) appends the SQL and its parameters; the driver's error alone does not, except
     # asyncpg's refusal to encode a parameter, which quotes the value: the value is cut off.
     text = str(inner).strip().splitlines()[0] if str(inner).strip() else ""
@@ -68,15 +95,44 @@ def reason(exc: BaseException, password: str | None = None) -> str:
     return f"{name}: {text}" if text else name
 
 
-def store_unavailable(operation: str, exc: BaseException, password: str | None = None) -> StoreUnavailable:
-    return StoreUnavailable(f"The database failed during {operation}: {reason(exc, password)}")
+def store_unavailable(
+    operation: str, exc: BaseException, password: str | None = None, *, where: str = "The database"
+) -> StoreUnavailable:
+    """`StoreUnavailable` with the plain sentence for `exc`'s kind; the details are logged here."""
+    sentence = _sentence(exc)
+    _log(operation, exc, password, where, sentence)
+    return StoreUnavailable(sentence)
 
 
-def store_error(operation: str, exc: BaseException, password: str | None = None) -> ApplicationError:
-    """`InvalidInput` for a value the database refused, else `StoreUnavailable`."""
+def store_error(
+    operation: str, exc: BaseException, password: str | None = None, *, where: str = "The database"
+) -> ApplicationError:
+    """`InvalidInput` for a value the database refused, else `StoreUnavailable`; either way a plain
+    sentence for clients, and a log line naming `where` (a password-free URL), `operation` and the
+    driver's error."""
     if _refused_a_value(exc):
-        return InvalidInput(f"The database refused a value during {operation}: {reason(exc, password)}")
-    return store_unavailable(operation, exc, password)
+        _log(operation, exc, password, where, REFUSED_VALUE)
+        return InvalidInput(REFUSED_VALUE)
+    return store_unavailable(operation, exc, password, where=where)
+
+
+def _sentence(exc: BaseException) -> str:
+    inner = _driver_error(exc)
+    if isinstance(exc, sqlalchemy.exc.IntegrityError) or isinstance(inner, _CONFLICT_ERRORS):
+        return CONFLICTING
+    if isinstance(exc, sqlalchemy.exc.TimeoutError) or isinstance(inner, _BUSY_ERRORS) or _sqlite_busy(inner):
+        return BUSY  # no pooled connection free in time, or another writer holds a lock
+    if isinstance(inner, (TimeoutError, *_TIMEOUT_ERRORS)):
+        return TIMED_OUT
+    return UNAVAILABLE
+
+
+def _sqlite_busy(error: BaseException) -> bool:
+    return isinstance(error, sqlite3.OperationalError) and ("locked" in str(error) or "busy" in str(error))
+
+
+def _log(operation: str, exc: BaseException, password: str | None, where: str, sentence: str) -> None:
+    logger.warning("%s failed during %s: %s → %r", where, operation, reason(exc, password), sentence)
 
 
 def _refused_a_value(exc: BaseException) -> bool:

@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     DateTime,
     Double,
     ForeignKey,
@@ -21,6 +22,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -62,6 +64,8 @@ class ConversationRow(Base):
     created_at: Mapped[datetime] = mapped_column(TIMESTAMP)
     updated_at: Mapped[datetime] = mapped_column(TIMESTAMP)
     deleted_at: Mapped[datetime | None] = mapped_column(TIMESTAMP)
+    # A debugger conversation (an agent's draft), kept apart from the published agent's.
+    is_debug: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class MessageRow(Base):
@@ -93,6 +97,10 @@ class MessageRow(Base):
     latency: Mapped[float] = mapped_column(Double)
     created_at: Mapped[datetime] = mapped_column(TIMESTAMP)
     updated_at: Mapped[datetime] = mapped_column(TIMESTAMP)
+    # What the turn ran: the agent's published version, or (debugger) its draft revision; where it came in.
+    agent_version: Mapped[int | None] = mapped_column(Integer)
+    draft_revision: Mapped[int | None] = mapped_column(Integer)
+    entry_point: Mapped[str] = mapped_column(String(16), default="api", server_default="api")
 
 
 class MessageAgentThoughtRow(Base):
@@ -130,7 +138,7 @@ def conversation_to_domain(row: ConversationRow) -> Conversation:
     return Conversation(
         id=ConversationId(row.id), app_id=AppId(row.app_id), owner=OwnerId(row.owner),
         created_at=utc(row.created_at), updated_at=utc(row.updated_at),
-        summary=row.summary, deleted_at=_utc_or_none(row.deleted_at),
+        summary=row.summary, deleted_at=_utc_or_none(row.deleted_at), is_debug=bool(row.is_debug),
     )
 
 
@@ -140,6 +148,7 @@ def conversation_values(conversation: Conversation) -> dict[str, Any]:
         "id": conversation.id, "app_id": conversation.app_id, "owner": conversation.owner,
         "summary": conversation.summary, "created_at": utc(conversation.created_at),
         "updated_at": utc(conversation.updated_at), "deleted_at": _utc_or_none(conversation.deleted_at),
+        "is_debug": conversation.is_debug,
     }
 
 
@@ -155,6 +164,7 @@ def message_to_domain(row: MessageRow) -> Message:
         image_urls=tuple(row.image_urls or ()), answer=row.answer, status=MessageStatus(row.status),
         error=row.error, prompt=row.prompt,
         usage=Usage(row.prompt_tokens, row.completion_tokens, row.total_price), latency=row.latency,
+        agent_version=row.agent_version, draft_revision=row.draft_revision, entry_point=row.entry_point,
     )
 
 
@@ -177,7 +187,9 @@ def message_values(message: Message) -> dict[str, Any]:
     return {
         "id": message.id, "conversation_id": message.conversation_id, "owner": message.owner,
         "task_id": message.task_id, "query": message.query, "image_urls": list(message.image_urls),
-        "created_at": utc(message.created_at), **message_outcome_values(message),
+        "created_at": utc(message.created_at), "agent_version": message.agent_version,
+        "draft_revision": message.draft_revision, "entry_point": str(message.entry_point),
+        **message_outcome_values(message),
     }
 
 

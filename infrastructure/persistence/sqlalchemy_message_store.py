@@ -28,6 +28,7 @@ from infrastructure.persistence.turn_statements import (
     INSERT_MESSAGE,
     INSERT_STEPS,
     LOCK_CONVERSATION,
+    OPEN_MESSAGE,
     RECENT_TURNS,
     SAVE_SUMMARY,
     VISIBLE_CONVERSATION,
@@ -59,14 +60,16 @@ class SqlAlchemyMessageStore(MessageStore):
         async with self._db.transaction("open_turn") as session:
             if new_conversation is not None:
                 await session.execute(INSERT_CONVERSATION, conversation_values(new_conversation))
-                conversation = new_conversation
-            else:
-                found = await self._lock_conversation(session, message)
-                if found is None:
-                    return None
-                conversation = found
-            await session.execute(INSERT_MESSAGE, message_values(message))
-        return conversation
+                await session.execute(INSERT_MESSAGE, message_values(message))
+                return new_conversation
+            found = await self._lock_conversation(session, message)
+            if found is None:
+                return None
+            # Inserted only if still no turn runs: the read above may predate another turn's commit.
+            opened = await session.execute(OPEN_MESSAGE, message_values(message))
+            if opened.rowcount != 1:  # type: ignore[attr-defined]
+                raise _busy(message)
+        return found
 
     async def _lock_conversation(self, session: AsyncSession, message: Message) -> Conversation | None:
         """The message's conversation if its owner may add a turn now (else `Conflict`)."""
@@ -79,7 +82,7 @@ class SqlAlchemyMessageStore(MessageStore):
             return None
         row, busy = found
         if busy:
-            raise Conflict(f"Conversation {message.conversation_id!r} already has a turn running.")
+            raise _busy(message)
         return conversation_to_domain(row)
 
     async def finish_message(self, message: Message, steps: Sequence[MessageAgentThought]) -> None:
@@ -167,6 +170,10 @@ class SqlAlchemyMessageStore(MessageStore):
                 )
             ).all()
         return [step_to_domain(row) for row in rows]
+
+
+def _busy(message: Message) -> Conflict:
+    return Conflict(f"Conversation {message.conversation_id!r} already has a turn running.")
 
 
 def list_messages_query(

@@ -42,8 +42,11 @@ _RUNNING = (
     .exists()
 )
 
-# The conversation and whether a turn runs in it; FOR UPDATE serialises two turns opening at once
-# on PostgreSQL (SQLite has a single writer anyway). Parameters: conversation_id, owner.
+# The conversation and whether a turn runs in it, so that a busy conversation is refused without
+# writing; FOR UPDATE makes turns opening at once on PostgreSQL wait for each other here. That
+# alone does not decide: a waiting statement's EXISTS still reads the snapshot it started with,
+# and SQLite runs this read outside any write lock. OPEN_MESSAGE decides. Parameters:
+# conversation_id, owner.
 LOCK_CONVERSATION = (
     select(ConversationRow, _RUNNING)
     .where(
@@ -52,6 +55,24 @@ LOCK_CONVERSATION = (
         CONVERSATIONS.c.deleted_at.is_(None),
     )
     .with_for_update(of=ConversationRow)
+)
+
+_NEW_MESSAGE = tuple(column for column in MESSAGES.columns if column.name != "seq")
+
+# A running message, inserted only while no other runs in its conversation: one statement, so the
+# check and the write are atomic on SQLite (it takes the write lock before reading) and, after
+# LOCK_CONVERSATION, read a fresh snapshot on PostgreSQL (READ COMMITTED). No row inserted: busy.
+# Parameters: every column of `message_values`.
+OPEN_MESSAGE = insert(MESSAGES).from_select(
+    [column.name for column in _NEW_MESSAGE],
+    select(*(bindparam(column.name, type_=column.type) for column in _NEW_MESSAGE)).where(
+        ~select(MESSAGES.c.id)
+        .where(
+            MESSAGES.c.conversation_id == bindparam("conversation_id"),
+            MESSAGES.c.status == MessageStatus.RUNNING.value,
+        )
+        .exists()
+    ),
 )
 
 # A running message's outcome. Parameters: message_id, and `new_<column>` for each outcome column

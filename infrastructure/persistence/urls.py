@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError
 
 # Users write the plain scheme; the service only runs async drivers.
 _ASYNC_DRIVERS = {
@@ -18,6 +19,17 @@ def normalise_url(url: str | URL) -> URL:
     parsed = make_url(url)
     driver = _ASYNC_DRIVERS.get(parsed.drivername)
     return parsed.set(drivername=driver) if driver else parsed
+
+
+def url_problem(url: str) -> str | None:
+    """Why `url` is not a database URL, or None; never quotes the URL (it may hold a password)."""
+    try:
+        make_url(url)
+    except ArgumentError:
+        return "not a database URL (e.g. postgresql://user:password@host:5432/name or sqlite:///./data/memagent.db)"
+    except ValueError:  # SQLAlchemy reads the port with int()
+        return "the port of the database URL is not a number"
+    return None
 
 
 def is_sqlite(url: URL) -> bool:

@@ -1,22 +1,28 @@
 from typing import Annotated, Any
 
 from dependency_injector.wiring import Provide, inject
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Path
 from fastapi.responses import Response
 
 from application.chat_turn.aggregate_turn import aggregate
 from application.chat_turn.start_chat_turn import StartChatTurn
 from application.chat_turn.turn import ChatRequest
 from application.tasks.follow_task import FollowTask
-from domain.ids import ConversationId, OwnerId
+from domain.agents import EntryPoint
+from domain.ids import AppId, ConversationId, OwnerId
+from interfaces.http.openapi import ERROR_RESPONSES, SSE_CONTENT
 from interfaces.http.owner import current_owner
-from interfaces.http.schemas import ChatBody, frame_data, turn_result_data
+from interfaces.http.schemas import ChatBody, DebugChatBody, UnicodeText, frame_data, turn_result_data
 from interfaces.http.sse import sse_response
 
-router = APIRouter()
+router = APIRouter(responses=ERROR_RESPONSES)
 
 
-@router.post("/api/chat", response_model=None)
+@router.post(
+    "/api/chat",
+    response_model=None,
+    responses={200: {"content": SSE_CONTENT, "description": "JSON, or with `stream: true` SSE frames"}},
+)
 @inject
 async def chat(
     body: ChatBody,
@@ -24,12 +30,42 @@ async def chat(
     start: Annotated[StartChatTurn, Depends(Provide["start_turn"])],
     follow: Annotated[FollowTask, Depends(Provide["follow_task"])],
 ) -> dict[str, Any] | Response:
-    """One chat turn: `stream: true` answers SSE frames, otherwise one JSON object."""
+    """One chat turn of an agent's published config: `stream: true` answers SSE frames, otherwise
+    one JSON object. Without `agent_id`, the default agent answers (or the conversation's own)."""
+    agent_id = AppId(body.agent_id) if body.agent_id else None
+    return await _turn(body, owner, agent_id, EntryPoint.API, start, follow)
+
+
+@router.post(
+    "/api/agents/{agent_id}/debug/chat",
+    response_model=None,
+    responses={200: {"content": SSE_CONTENT, "description": "JSON, or with `stream: true` SSE frames"}},
+)
+@inject
+async def debug_chat(
+    agent_id: Annotated[UnicodeText, Path(min_length=1, max_length=64)],
+    body: DebugChatBody,
+    owner: Annotated[OwnerId, Depends(current_owner)],
+    start: Annotated[StartChatTurn, Depends(Provide["start_turn"])],
+    follow: Annotated[FollowTask, Depends(Provide["follow_task"])],
+) -> dict[str, Any] | Response:
+    """The debugger: a turn of the agent's *draft*, in debug conversations kept apart from the
+    published ones. Same body and answers as `/api/chat` (`agent_id` and `version` aside)."""
+    return await _turn(body, owner, AppId(agent_id), EntryPoint.DEBUGGER, start, follow)
+
+
+async def _turn(
+    body: DebugChatBody, owner: OwnerId, agent_id: AppId | None, entry: EntryPoint, start: StartChatTurn,
+    follow: FollowTask,
+) -> dict[str, Any] | Response:
     request = ChatRequest(
         owner=owner,
         query=body.query,
         conversation_id=ConversationId(body.conversation_id) if body.conversation_id else None,
         image_urls=tuple(body.image_urls),
+        agent_id=agent_id,
+        version=body.version if isinstance(body, ChatBody) else None,
+        entry=entry,
     )
     handle = await start(request)
     if body.stream:

@@ -5,7 +5,7 @@ from typing import Annotated, Any
 from dependency_injector.wiring import Provide, inject
 from fastapi import APIRouter, Depends, Request
 from fastapi.exceptions import RequestValidationError
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from starlette.datastructures import UploadFile
 from starlette.types import Message
 
@@ -13,30 +13,54 @@ from application.errors import PayloadTooLarge, UnsupportedMediaType
 from application.knowledge.add_document import AddDocument
 from application.knowledge.create_dataset import CreateDataset
 from application.knowledge.describe_dataset import DescribeDataset
-from application.knowledge.documents import AddedDocument, DatasetSummary
+from application.knowledge.documents import (
+    MAX_NAME,
+    MEDIA_TYPES,
+    NAME_PATTERN,
+    UNKNOWN_TYPES,
+    WHITE_SPACE,
+    AddedDocument,
+    DatasetSummary,
+    any_case,
+)
 from domain.ids import OwnerId
+from interfaces.http.openapi import ERROR_RESPONSES
 from interfaces.http.owner import current_owner
-from interfaces.http.schemas import UnicodeText
+from interfaces.http.schemas import SOME_TEXT, JsonPattern, Name, SomeText, UnicodeText, unicode_text
 
-router = APIRouter()
+router = APIRouter(responses=ERROR_RESPONSES)
 
 # Room for multipart boundaries and part headers, or JSON's escapes (\uXXXX is 6 bytes for 1-3).
 MULTIPART_OVERHEAD = 64 * 1024
 JSON_ESCAPE_FACTOR = 6
 
 
+def upload_bound(max_document_bytes: int) -> int:
+    """The most bytes an upload's body may have: a JSON document whose every byte is escaped."""
+    return max_document_bytes * JSON_ESCAPE_FACTOR + MULTIPART_OVERHEAD
+
+
+# What `document_type` takes as a declared type: a text one, or one that says nothing, with parameters.
+_DECLARED = "|".join(any_case(kind) for kind in (*MEDIA_TYPES, *(t for t in UNKNOWN_TYPES if t)))
+MEDIA_TYPE_PATTERN = rf"^[{WHITE_SPACE}]*(?:{_DECLARED})?[{WHITE_SPACE}]*(?:;[^\x00]*)?$"
+DocumentName = Annotated[str, AfterValidator(unicode_text), JsonPattern(NAME_PATTERN)]
+MediaType = Annotated[str, AfterValidator(unicode_text), JsonPattern(MEDIA_TYPE_PATTERN)]
+
+
 class DatasetBody(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    name: UnicodeText = Field(min_length=1, max_length=200, description="What the dataset holds.")
+    name: Name = Field(min_length=1, max_length=200, description="What the dataset holds.")
 
 
 class DocumentBody(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    name: UnicodeText = Field(min_length=1, max_length=255, description="The document's name, e.g. handbook.md.")
-    text: UnicodeText = Field(description="The document's text (plain text or Markdown).")
-    media_type: UnicodeText | None = Field(None, description="text/plain or text/markdown; else from the name.")
+    name: DocumentName = Field(
+        min_length=1, max_length=MAX_NAME, description="The document's name, e.g. handbook.md (.txt, .md or none)."
+    )
+    text: SomeText = Field(description="The document's text (plain text or Markdown), UTF-8, not empty.")
+    media_type: MediaType | None = Field(None, description="text/plain or text/markdown; else from the name.")
 
 
 def _capped(request: Request, limit: int, document_limit: int) -> Request:
@@ -111,14 +135,17 @@ async def get_dataset(
                     "schema": {
                         "type": "object",
                         "properties": {
-                            "file": {"type": "string", "format": "binary"},
-                            "name": {"type": "string"},
+                            # UTF-8 text (a binary file is refused, 415): described as the text it must be.
+                            "file": {"type": "string", "minLength": 1, "pattern": SOME_TEXT},
+                            "name": {"type": "string", "maxLength": MAX_NAME, "pattern": f"^$|{NAME_PATTERN}"},
                         },
                         "required": ["file"],
+                        "additionalProperties": False,
                     }
                 },
                 "application/json": {"schema": DocumentBody.model_json_schema()},
-            }
+            },
+            "required": True,
         }
     },
 )
@@ -133,28 +160,30 @@ async def add_document(
     into overlapping chunks, embedded and stored. Too large: 413; not text/plain or text/markdown:
     415; empty: 422."""
     limit = add.limits.max_bytes
-    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if kind == "multipart/form-data":
-        form = await _capped(request, limit + MULTIPART_OVERHEAD, limit).form(max_files=1, max_fields=4)
-        upload = form.get("file")
-        if not isinstance(upload, UploadFile):
-            raise RequestValidationError(
-                [{"type": "missing", "loc": ("body", "file"), "msg": "a multipart field `file` is required"}]
-            )
-        name = form.get("name")
-        document = await add(
-            owner, dataset_id, name if isinstance(name, str) and name else upload.filename or "document.txt",
-            await upload.read(), upload.content_type,
-        )
-    elif kind in ("application/json", ""):
-        raw = await _capped(request, limit * JSON_ESCAPE_FACTOR + MULTIPART_OVERHEAD, limit).body()
+    sent = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if sent == "multipart/form-data":
+        name, content, kind = await _multipart_document(request, limit)
+        return _document_data(await add(owner, dataset_id, name, content, kind))
+    if sent in ("application/json", ""):
+        raw = await _capped(request, upload_bound(limit), limit).body()
         try:
             body = DocumentBody.model_validate_json(raw)
         except ValidationError as invalid:
             raise RequestValidationError(invalid.errors()) from None
-        document = await add(owner, dataset_id, body.name, body.text, body.media_type)
-    else:
-        raise UnsupportedMediaType(
-            f"Send multipart/form-data (field `file`) or application/json, not {kind[:100]!r}."
-        )
-    return _document_data(document)
+        return _document_data(await add(owner, dataset_id, body.name, body.text, body.media_type))
+    raise UnsupportedMediaType(f"Send multipart/form-data (field `file`) or application/json, not {sent[:100]!r}.")
+
+
+async def _multipart_document(request: Request, limit: int) -> tuple[str, bytes | str, str | None]:
+    """The name, content and declared type of a multipart upload: field `file` (a file part, or a
+    plain field holding the text), and `name` if given, else the file part's name."""
+    form = await _capped(request, limit + MULTIPART_OVERHEAD, limit).form(max_files=1, max_fields=4)
+    upload, name = form.get("file"), form.get("name")
+    named = name if isinstance(name, str) and name else None
+    if isinstance(upload, UploadFile):
+        return named or upload.filename or "document.txt", await upload.read(), upload.content_type
+    if isinstance(upload, str):
+        return named or "document.txt", upload, None
+    raise RequestValidationError(
+        [{"type": "missing", "loc": ("body", "file"), "msg": "a multipart field `file` is required"}]
+    )

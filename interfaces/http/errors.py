@@ -10,7 +10,7 @@ rule broken by the data sent: 422 `invalid_input` with its message. Anything els
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -26,6 +26,7 @@ from application.errors import (
     MemoryUnavailable,
     ModelError,
     NotFound,
+    NotPublished,
     PayloadTooLarge,
     StoreUnavailable,
     Unauthorized,
@@ -35,6 +36,8 @@ from application.errors import (
 from domain.errors import DomainError
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+
     from fastapi import FastAPI, Request
 
 log = logging.getLogger(__name__)
@@ -45,6 +48,7 @@ STATUS: dict[type[Exception], int] = {
     Unauthorized: 401,
     NotFound: 404,
     Conflict: 409,
+    NotPublished: 409,
     PayloadTooLarge: 413,
     UnsupportedMediaType: 415,
     InvalidInput: 422,
@@ -58,6 +62,13 @@ STATUS: dict[type[Exception], int] = {
     ApplicationError: 503,  # any other application error: a dependency that failed
 }
 DOMAIN_ERROR_CODE = InvalidInput.code
+# The codes of Starlette's HTTPExceptions, by status.
+HTTP_CODES = {
+    400: MalformedRequest.code,
+    404: NotFound.code,
+    405: "method_not_allowed",
+    413: PayloadTooLarge.code,
+}
 
 
 def error_response(
@@ -90,6 +101,24 @@ def _validation_message(error: RequestValidationError) -> tuple[str, str]:
     return "invalid_request", f"{where}: {first.get('msg', 'invalid value')}"
 
 
+def allowed_methods(request: Request) -> str:
+    """Every method some route takes at the request's path: Starlette's own `Allow` names only the
+    first route that matched, and a path often has several (GET and DELETE of a resource)."""
+    path = request.scope["path"]
+    methods = {m for route in _routes(request.app.router.routes) if route.path_regex.match(path) for m in route.methods}
+    return ", ".join(sorted(methods))
+
+
+def _routes(routes: Iterable[Any]) -> Iterator[Any]:
+    """Routes with methods, also those of included routers (FastAPI keeps them apart, unprefixed here)."""
+    for route in routes:
+        if getattr(route, "methods", None) and hasattr(route, "path_regex"):
+            yield route
+        included = getattr(route, "original_router", None)
+        if included is not None:
+            yield from _routes(included.routes)
+
+
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ApplicationError)
     @app.exception_handler(DomainError)
@@ -102,10 +131,14 @@ def install_error_handlers(app: FastAPI) -> None:
         return error_response(400 if code == "invalid_json" else 422, code, message)
 
     @app.exception_handler(HTTPException)
-    async def http_error(_: Request, error: HTTPException) -> JSONResponse:
-        codes = {400: "malformed_request", 404: "not_found", 405: "method_not_allowed"}  # 400: a body it cannot parse
-        code = codes.get(error.status_code, "http_error")
-        return error_response(error.status_code, code, str(error.detail))
+    async def http_error(request: Request, error: HTTPException) -> JSONResponse:
+        # Starlette's own: 400 a body it cannot parse, 404 no route, 405 with `Allow`, and the body
+        # limit's 413 (with `Connection: close`).
+        code = HTTP_CODES.get(error.status_code, "http_error")
+        headers = dict(error.headers or {})
+        if error.status_code == 405:
+            headers["Allow"] = allowed_methods(request)
+        return error_response(error.status_code, code, str(error.detail), headers or None)
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, error: Exception) -> JSONResponse:

@@ -5,8 +5,9 @@ from fastapi import APIRouter, Depends
 
 from application.ports.chat_model import ChatModel
 from application.ports.tool_servers import ToolServers
+from interfaces.http.openapi import PUBLIC_ERROR_RESPONSES
 
-router = APIRouter()
+router = APIRouter(responses=PUBLIC_ERROR_RESPONSES)
 
 
 @router.get("/healthz")

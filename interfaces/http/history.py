@@ -5,10 +5,11 @@ from fastapi import APIRouter, Depends, Query
 
 from application.conversations.read_history import MAX_PAGE, ReadHistory
 from domain.ids import ConversationId, MessageId, OwnerId
+from interfaces.http.openapi import ERROR_RESPONSES
 from interfaces.http.owner import current_owner
-from interfaces.http.schemas import UnicodeText, message_data, step_data
+from interfaces.http.schemas import UnicodeText, message_data, ran_data, step_data
 
-router = APIRouter()
+router = APIRouter(responses=ERROR_RESPONSES)
 
 
 MAX_OFFSET = 2**62  # every database takes it as a 64-bit integer
@@ -24,9 +25,9 @@ async def list_messages(
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 20,
 ) -> dict[str, Any]:
     """A page of the conversation's messages, oldest first."""
-    messages = await history.messages(ConversationId(conversation_id), owner, offset, limit)
+    conversation, messages = await history.messages(ConversationId(conversation_id), owner, offset, limit)
     return {
-        "data": [message_data(m) for m in messages],
+        "data": [message_data(m, conversation) for m in messages],
         "offset": offset,
         "limit": limit,
         "has_more": len(messages) == limit,
@@ -41,5 +42,5 @@ async def list_thoughts(
     history: Annotated[ReadHistory, Depends(Provide["read_history"])],
 ) -> dict[str, Any]:
     """A message's steps, by position, with the prompt each step sent."""
-    steps = await history.steps(MessageId(message_id), owner)
-    return {"data": [step_data(s) for s in steps]}
+    conversation, message, steps = await history.steps(MessageId(message_id), owner)
+    return {"data": [step_data(s) for s in steps], **ran_data(message, conversation)}

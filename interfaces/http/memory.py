@@ -14,10 +14,11 @@ from application.memory.conversation_memory import ConversationMemory, MemoryVie
 from domain.ids import ConversationId, OwnerId
 from domain.memory_archive import ArchiveEntry
 from domain.memory_entities import MAX_ENTITY_TYPE, MAX_ENTITY_VALUE, Entity
+from interfaces.http.openapi import ERROR_RESPONSES
 from interfaces.http.owner import current_owner
 from interfaces.http.schemas import UnicodeText
 
-router = APIRouter()
+router = APIRouter(responses=ERROR_RESPONSES)
 
 EntityType = Annotated[UnicodeText, Path(min_length=1, max_length=MAX_ENTITY_TYPE, description="e.g. date, city, name")]
 

@@ -12,6 +12,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from application.accounts.authenticate import Authenticate
 from domain.ids import OwnerId
+from interfaces.http.key_gate import OWNER_STATE
 
 # Declares the scheme in OpenAPI (the /docs "Authorize" button); the raw header is checked below,
 # so that a malformed one is refused rather than read as "no key".
@@ -24,4 +25,8 @@ async def current_owner(
     authenticate: Annotated[Authenticate, Depends(Provide["authenticate"])],
     _documented: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)] = None,
 ) -> OwnerId:
+    # `KeyGate` has checked the key before the body was read; this is for a request it did not see.
+    owner: OwnerId | None = request.scope.get("state", {}).get(OWNER_STATE)
+    if owner is not None:
+        return owner
     return await authenticate(request.headers.get("authorization"))

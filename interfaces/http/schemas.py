@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
+from application.knowledge.documents import WHITE_SPACE
 from domain.text import text_problem
 
 if TYPE_CHECKING:
+    from pydantic import GetJsonSchemaHandler
+    from pydantic.json_schema import JsonSchemaValue
+    from pydantic_core import CoreSchema
+
     from application.chat_turn.aggregate_turn import TurnResult
     from application.chat_turn.turn import TurnHandle
-    from domain.conversation import Message, MessageAgentThought
+    from domain.conversation import Conversation, Message, MessageAgentThought
     from domain.thoughts import AgentThought
 
 
-def _unicode_text(value: str) -> str:
+def unicode_text(value: str) -> str:
     # JSON may escape half of a surrogate pair ("\ud83d") on its own, or a NUL ("\u0000"): Python
     # takes both, but no database, log or stream can encode the one, and PostgreSQL refuses the
     # other, so both are refused here rather than failing later as a database error.
@@ -25,17 +31,72 @@ def _unicode_text(value: str) -> str:
     return value
 
 
+def _no_controls(value: str) -> str:
+    bad = next((c for c in value if c in CONTROLS), None)
+    if bad is not None:
+        raise ValueError(f"a name cannot hold the control character U+{ord(bad):04X}")
+    return value
+
+
+CONTROLS = frozenset(chr(c) for c in (*range(0x20), 0x7F))
+
+
+@dataclass(frozen=True, slots=True)
+class JsonPattern:
+    """Says in the JSON schema what the validators beside it check; they stay in Python, since a
+    half surrogate pair never reaches pydantic's own pattern engine."""
+
+    pattern: str
+
+    def __get_pydantic_json_schema__(self, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        json_schema = handler(schema)
+        json_schema["pattern"] = self.pattern
+        return json_schema
+
+
+NO_NUL = r"^[^\x00]*$"
+SOME_TEXT = rf"^[^\x00]*[^\x00{WHITE_SPACE}][^\x00]*$"  # and something besides white space
+A_NAME = rf"^[^\x00-\x1f\x7f]*[^\x00-\x1f\x7f{WHITE_SPACE}][^\x00-\x1f\x7f]*$"
+
 # Free text from a request body: any string that can be stored and sent on.
-UnicodeText = Annotated[str, AfterValidator(_unicode_text)]
+UnicodeText = Annotated[str, AfterValidator(unicode_text), JsonPattern(NO_NUL)]
+# Text that must say something (a query): not empty, not only white space.
+SomeText = Annotated[str, AfterValidator(unicode_text), JsonPattern(SOME_TEXT)]
+# A name: printable (no control character), not only white space.
+Name = Annotated[str, AfterValidator(unicode_text), AfterValidator(_no_controls), JsonPattern(A_NAME)]
+ImageUrl = Annotated[
+    str, AfterValidator(unicode_text), JsonPattern(r"^(?:https?://|data:image/)[^\x00]*$"),
+    Field(description="http(s) or data:image URL"),
+]
 
 
-class ChatBody(BaseModel):
+def integral(value: object) -> object:
+    """JSON Schema counts 3.0 as an integer: a strict model takes it as 3."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+# An integer in a JSON body, 3.0 included (within 2**31, so that every JSON parser reads it exactly).
+JsonInt = Annotated[int, BeforeValidator(integral)]
+
+
+class DebugChatBody(BaseModel):
+    """A turn's body at the debugger: the agent and its draft come from the path."""
+
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    query: UnicodeText = Field(description="The user's message.")
+    query: SomeText = Field(description="The user's message (at most MEMAGENT_TURN__MAX_QUERY_BYTES).")
     conversation_id: Annotated[UnicodeText, Field(min_length=1, max_length=64)] | None = None
     stream: bool = Field(False, description="true: text/event-stream; false: one JSON answer.")
-    image_urls: list[UnicodeText] = Field(default_factory=list, max_length=8)
+    image_urls: list[ImageUrl] = Field(default_factory=list, max_length=8)
+
+
+class ChatBody(DebugChatBody):
+    agent_id: Annotated[UnicodeText, Field(min_length=1, max_length=64)] | None = Field(
+        None, description="The agent that answers (its active version); without it, the default agent."
+    )
+    version: Annotated[int, Field(ge=1, le=2**31), BeforeValidator(integral)] | None = Field(
+        None, description="A published version of the agent to run instead of its active one."
+    )
 
 
 def frame_data(thought: AgentThought) -> dict[str, Any]:
@@ -58,8 +119,19 @@ def frame_data(thought: AgentThought) -> dict[str, Any]:
     }
 
 
-def message_data(message: Message) -> dict[str, Any]:
+def ran_data(message: Message, conversation: Conversation) -> dict[str, Any]:
+    """What a turn ran: its agent, the published version (or the draft revision), its entry point."""
     return {
+        "agent_id": conversation.app_id,
+        "agent_version": message.agent_version,
+        "draft_revision": message.draft_revision,
+        "entry_point": message.entry_point,
+    }
+
+
+def message_data(message: Message, conversation: Conversation | None = None) -> dict[str, Any]:
+    ran = ran_data(message, conversation) if conversation is not None else {}
+    return ran | {
         "id": message.id,
         "conversation_id": message.conversation_id,
         "task_id": message.task_id,

@@ -2,20 +2,25 @@ from typing import Annotated
 
 from dependency_injector.wiring import Provide, inject
 from fastapi import APIRouter, Depends, Header, Query
+from fastapi.responses import Response
 from fastapi.sse import EventSourceResponse
 
 from application.errors import MalformedRequest
 from application.tasks.follow_task import FollowTask
 from application.tasks.stop_task import StopTask
+from domain.conversation import MessageStatus
 from domain.ids import OwnerId, TaskId
+from interfaces.http.openapi import ERROR_RESPONSES, SSE_CONTENT
 from interfaces.http.owner import current_owner
-from interfaces.http.schemas import UnicodeText
+from interfaces.http.schemas import JsonPattern, UnicodeText
 from interfaces.http.sse import sse_response
 
-router = APIRouter()
+router = APIRouter(responses=ERROR_RESPONSES)
 
 
 MAX_EVENT_ID_DIGITS = 18  # below 2**63: far more events than any task has
+# Checked by `_resume_point` (a 400, as for any malformed header), described here for the schema.
+EventId = Annotated[str, JsonPattern(f"^[0-9]{{0,{MAX_EVENT_ID_DIGITS}}}$")]
 
 
 def _resume_point(header: str | None, query: str | None) -> int:
@@ -36,15 +41,16 @@ def _resume_point(header: str | None, query: str | None) -> int:
 @router.get(
     "/api/tasks/{task_id}/events",
     response_model=None,
-    responses={200: {"content": {"text/event-stream": {}}, "description": "the task's events as SSE"}},
+    response_class=Response,  # no media type of its own: the answer is only text/event-stream
+    responses={200: {"content": SSE_CONTENT, "description": "the task's events as SSE"}},
 )
 @inject
 async def task_events(
     task_id: UnicodeText,
     owner: Annotated[OwnerId, Depends(current_owner)],
     follow: Annotated[FollowTask, Depends(Provide["follow_task"])],
-    last_event_id_header: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
-    last_event_id: Annotated[str | None, Query()] = None,
+    last_event_id_header: Annotated[EventId | None, Header(alias="Last-Event-ID")] = None,
+    last_event_id: Annotated[EventId | None, Query()] = None,
 ) -> EventSourceResponse:
     """Replay a task's events after Last-Event-ID (header or query), then follow it live."""
     after = _resume_point(last_event_id_header, last_event_id)
@@ -59,5 +65,8 @@ async def stop_task(
     owner: Annotated[OwnerId, Depends(current_owner)],
     stop: Annotated[StopTask, Depends(Provide["stop_task"])],
 ) -> dict[str, str]:
-    await stop(TaskId(task_id), owner)
-    return {"task_id": task_id, "result": "stop requested"}
+    """Stop a running turn and say how it ended: `stopped`, or `stop requested` when it had not
+    ended within a few seconds. A turn that ended otherwise before the stop took effect is 409."""
+    status = await stop(TaskId(task_id), owner)
+    result = "stopped" if status is MessageStatus.STOP else "stop requested"
+    return {"task_id": task_id, "result": result, "status": status.value}

@@ -175,7 +175,7 @@ def test_a_model_error_ends_the_turn_with_an_error_and_keeps_the_query(
     server.enqueue(error(500, "the model is down"), error(500, "the model is down"))
     frames = stream_chat(calling, "Are you there?")
     assert [f["event"] for f in frames][-2:] == ["error", "done"]
-    assert "HTTP 500: the model is down" in frames[-2]["data"]["observation"]
+    assert frames[-2]["data"]["observation"] == "The model server failed to answer (HTTP 500); try again shortly."
     assert API_KEY not in json.dumps(frames)
     assert len(server.chat_requests) == 2  # one retry, as configured
     [stored] = get(calling, f"/api/conversations/{frames[0]['data']['conversation_id']}/messages")

@@ -208,6 +208,21 @@ async def test_redis_close_expires_both_stream_and_counter(redis_client: RedisCl
         assert 0 < await redis_client.commands.pttl(key) <= 30_000
 
 
+async def test_redis_ids_resume_above_the_last_one_when_redis_lost_the_log(
+    redis_client: RedisClient,  # noqa: F811
+) -> None:
+    appender, other = RedisEventLog(redis_client), RedisEventLog(redis_client)
+    await appender.open(TASK)
+    assert await appender.append_many(TASK, [delta("a"), delta("b"), delta("c")]) == 3
+    waiting = asyncio.create_task(other.read(TASK, 3, wait=5))  # a follower elsewhere, waiting for more
+    await asyncio.sleep(0.1)
+    # What a FLUSHALL or a restart without persistence does to the task: both keys are gone.
+    await redis_client.commands.delete(redis_client.key("events", TASK), redis_client.key("events", TASK) + ":seq")
+    assert await appender.append(TASK, delta("d")) == 4  # never 1 again
+    assert [(e.id, e.thought.answer) for e in await waiting] == [(4, "d")]
+    assert [e.id for e in await other.read(TASK, 0, 0)] == [4]
+
+
 async def test_another_process_replays_and_follows_what_the_appender_serves_from_memory(
     redis_client: RedisClient,  # noqa: F811
 ) -> None:
@@ -271,7 +286,7 @@ async def test_redis_appends_of_many_tasks_share_a_round_trip_and_fail_one_by_on
     log = RedisEventLog(redis_client)
     broken, fine = TaskId("task-broken"), TaskId("task-fine")
     await log.append_many(broken, [delta("a", broken), delta("b", broken)])
-    await redis_client.commands.delete(redis_client.key("events", broken) + ":seq")  # its ids would repeat
+    await redis_client.commands.set(redis_client.key("events", broken) + ":seq", "x")  # INCRBY fails on it
     before = (await redis_client.commands.info("commandstats")).get("cmdstat_evalsha", {}).get("calls", 0)
     results = await asyncio.gather(
         log.append(broken, delta("c", broken)),

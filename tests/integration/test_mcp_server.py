@@ -72,6 +72,13 @@ async def test_stdio_chat_memory_and_search_for_the_local_owner_and_another(tmp_
         assert missing.is_error
         assert "not_found" in text_of(missing)
 
+        # `agent_id` picks the agent, its published config; the MCP entry point is recorded.
+        named = data(await session.call_tool("chat", {"query": "Hello again.", "agent_id": "default"}))
+        assert named["status"] == "normal"
+        nobody = await session.call_tool("chat", {"query": "Hello?", "agent_id": "no-such-agent"})
+        assert nobody.is_error
+        assert "not_found" in text_of(nobody)
+
     # Another owner, same database: the conversation is not found, exactly like one that does not exist.
     async with stdio_client(stdio_params(db_url, "--owner", "bob")) as streams, ClientSession(*streams) as session:
         await session.initialize()

@@ -3,13 +3,21 @@ again, and leaves a database that `memagent serve` accepts."""
 
 from __future__ import annotations
 
+import asyncio
+import sqlite3
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from alembic import command
 
-from infrastructure.persistence.migrate import script_directory
+from domain.ids import ConversationId, MessageId, OwnerId
+from infrastructure.persistence.database import Database
+from infrastructure.persistence.migrate import alembic_config, script_directory
 from infrastructure.persistence.rows import Base
+from infrastructure.persistence.sqlalchemy_message_store import SqlAlchemyMessageStore
+from infrastructure.persistence.urls import normalise_url
 from tests.integration.backends import chat, memagent, pg_query, pg_url, serving, throwaway_pg_database
 from tests.integration.db_fixtures import sqlite_url
 
@@ -77,3 +85,80 @@ def test_migrate_on_an_unreachable_database_says_which_setting_in_one_line() -> 
     reasons = [line for line in done.stderr.splitlines() if line.startswith("memagent: migration failed:")]
     assert len(reasons) == 1, output
     assert "MEMAGENT_DATABASE__URL" in reasons[0]
+
+
+# --- upgrading a database of revision 0003 (before agents as data) --------------------------------
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+_OLD_CONVERSATION = (
+    "INSERT INTO conversations (id, app_id, owner, summary, created_at, updated_at) VALUES ({})"
+)
+_OLD_MESSAGE = (
+    "INSERT INTO messages (id, conversation_id, owner, task_id, query, image_urls, answer, status, error, prompt,"
+    " prompt_tokens, completion_tokens, total_price, latency, created_at, updated_at) VALUES ({})"
+)
+
+
+def _migrate_to_0003(url: str) -> None:
+    command.upgrade(alembic_config(normalise_url(url)), "0003")
+
+
+def _downgrade_to_0003(url: str) -> None:
+    command.downgrade(alembic_config(normalise_url(url)), "0003")
+
+
+def test_migrate_upgrades_a_0003_postgresql_database_and_keeps_its_turns(fresh_database: str) -> None:
+    url = pg_url(fresh_database)
+    _migrate_to_0003(url)
+    assert revision(fresh_database) == {"0003"}
+    pg_query(fresh_database, _OLD_CONVERSATION.format("'c1', 'helper', 'alice', '', $1, $1"), T0)
+    pg_query(
+        fresh_database,
+        _OLD_MESSAGE.format("'m1', 'c1', 'alice', 't1', 'Hi?', '[]'::jsonb, 'Hello.', 'normal', '', '', 1, 2, 0, 0.5,"
+                            " $1, $1"),
+        T0,
+    )
+
+    done = memagent(["migrate"], {"MEMAGENT_DATABASE__URL": url})
+
+    assert done.returncode == 0, done.stderr
+    assert revision(fresh_database) == set(script_directory().get_heads())
+    assert tables(fresh_database) == TABLES
+    [conversation] = pg_query(fresh_database, "SELECT is_debug FROM conversations WHERE id = 'c1'")
+    assert conversation["is_debug"] is False
+    [message] = pg_query(fresh_database, "SELECT agent_version, draft_revision, entry_point, answer FROM messages")
+    assert dict(message) == {"agent_version": None, "draft_revision": None, "entry_point": "api", "answer": "Hello."}
+
+
+async def test_an_embedded_sqlite_file_at_0003_is_upgraded_at_start_and_keeps_its_turns(tmp_path: Path) -> None:
+    path = tmp_path / "old" / "memagent.db"
+    path.parent.mkdir()
+    await asyncio.to_thread(_migrate_to_0003, sqlite_url(path))  # env.py runs its own event loop
+    at = "2026-01-01 00:00:00.000000"
+    with sqlite3.connect(path) as connection:
+        connection.execute(_OLD_CONVERSATION.format("'c1', 'helper', 'alice', '', ?, ?"), (at, at))
+        values = "'m1', 'c1', 'alice', 't1', 'Hi?', '[]', 'Hello.', 'normal', '', '', 1, 2, 0, 0.5, ?, ?"
+        connection.execute(_OLD_MESSAGE.format(values), (at, at))
+    connection.close()
+
+    db = Database(sqlite_url(path))
+    try:
+        await db.start()
+        await db.check_migrated()
+        store = SqlAlchemyMessageStore(db)
+        conversation = await store.get_conversation(ConversationId("c1"), OwnerId("alice"))
+        message = await store.get_message(MessageId("m1"), OwnerId("alice"))
+    finally:
+        await db.dispose()
+
+    assert conversation is not None
+    assert conversation.is_debug is False
+    assert message is not None
+    assert (message.answer, message.created_at) == ("Hello.", T0)
+    assert (message.agent_version, message.draft_revision, message.entry_point) == (None, None, "api")
+    # Neither way may SQLite copy a table: dropping the old one would cascade to every message.
+    await asyncio.to_thread(_downgrade_to_0003, sqlite_url(path))
+    with sqlite3.connect(path) as connection:
+        assert connection.execute("SELECT id, answer FROM messages").fetchall() == [("m1", "Hello.")]
+        assert connection.execute("SELECT version_num FROM alembic_version").fetchall() == [("0003",)]
+    connection.close()

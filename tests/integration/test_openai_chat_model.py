@@ -152,14 +152,15 @@ async def test_retries_are_bounded_then_a_model_error_says_what_failed(
     with pytest.raises(ModelError) as failed:
         await collect(make(max_retries=2))
     assert len(server.chat_requests) == 3
-    assert failed.value.message == (
-        f"Model 'gpt-4o-mini' failed: the server answered HTTP {status}: the scripted failure"
-    )
+    assert failed.value.message == {
+        429: "The model server is rate limiting requests (HTTP 429); try again shortly.",
+        500: "The model server failed to answer (HTTP 500); try again shortly.",
+    }[status]
 
 
 async def test_a_client_error_is_not_retried(server: ScriptedLLMServer, make: Factory) -> None:
     server.enqueue(error(400, "bad request"), text("never"))
-    with pytest.raises(ModelError, match="HTTP 400: bad request"):
+    with pytest.raises(ModelError, match=r"^The model server rejected the request \(HTTP 400\)\.$"):
         await collect(make())
     assert len(server.chat_requests) == 1
 
@@ -174,7 +175,7 @@ async def test_the_api_key_never_appears_in_an_error(server: ScriptedLLMServer, 
 
 async def test_an_unreachable_server_is_a_model_error_after_retries(make: Factory) -> None:
     model = make(base_url="http://127.0.0.1:1/v1", max_retries=1)
-    with pytest.raises(ModelError, match=r"could not connect to http://127\.0\.0\.1:1/v1"):
+    with pytest.raises(ModelError, match=r"^The model server could not be reached\.$"):
         await collect(model)
 
 
@@ -183,7 +184,7 @@ async def test_a_stream_that_breaks_after_the_first_chunk_is_not_retried(
 ) -> None:
     server.enqueue(stall("Half an", seconds=30), text("a second answer"))
     seen: list[str] = []
-    with pytest.raises(ModelError, match="no answer within 0.5 s"):
+    with pytest.raises(ModelError, match=r"^The model server did not answer in time\.$"):
         await read_into(make(timeout=0.5), seen)
     assert seen == ["Half an"]
     assert len(server.chat_requests) == 1
@@ -289,7 +290,7 @@ async def test_a_server_that_stops_reading_the_request_is_a_timeout(make: Factor
     huge = [msg(Role.USER, TextBlock("x" * 30_000_000))]  # far more than the socket buffers hold
     try:
         model = make(base_url=f"http://127.0.0.1:{port}/v1", timeout=0.5, max_retries=0)
-        with pytest.raises(ModelError, match=r"no answer within 0\.5 s"):
+        with pytest.raises(ModelError, match=r"^The model server did not answer in time\.$"):
             await asyncio.wait_for(collect(model, messages=huge), 30)
     finally:
         for writer in accepted:

@@ -60,5 +60,5 @@ async def test_an_unreachable_server_is_a_model_error_without_the_key() -> None:
             await embedder.embed(["x"])
     finally:
         await embedder.close()
-    assert "could not connect" in failed.value.message
+    assert failed.value.message == "The embedding server could not be reached."
     assert "sk-secret-key" not in failed.value.message

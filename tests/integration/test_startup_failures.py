@@ -78,3 +78,27 @@ def test_an_unmigrated_postgres_database_asks_for_memagent_migrate(unmigrated_da
     reason = the_reason(serve({"MEMAGENT_DATABASE__URL": pg_url(unmigrated_database)}))
     assert "memagent migrate" in reason
     assert unmigrated_database in reason
+
+
+@pytest.mark.parametrize(
+    ("setting", "url"),
+    [
+        ("MEMAGENT_DATABASE__URL", f"postgresql://postgres:{PASSWORD}@127.0.0.1:54x2/memagent"),
+        ("MEMAGENT_DATABASE__URL", f"not a url {PASSWORD}"),
+        ("MEMAGENT_REDIS__URL", f"redis://:{PASSWORD}@127.0.0.1:63x9/0"),
+    ],
+)
+def test_a_malformed_url_names_its_setting_in_one_line(setting: str, url: str, tmp_path: Path) -> None:
+    env = {"MEMAGENT_DATABASE__URL": sqlite_url(tmp_path / "memagent.db"), "MEMAGENT_MEMORY__BACKEND": "redis",
+           setting: url}
+    reason = the_reason(serve(env))
+    assert setting in reason
+
+
+@pytest.mark.parametrize("setting", ["MEMAGENT_LLM__BASE_URL", "MEMAGENT_EMBEDDINGS__BASE_URL"])
+def test_a_model_url_holding_credentials_is_refused_naming_its_setting(setting: str, tmp_path: Path) -> None:
+    env = {"MEMAGENT_DATABASE__URL": sqlite_url(tmp_path / "memagent.db"),
+           setting: f"https://user:{PASSWORD}@models.example/v1"}
+    reason = the_reason(serve(env))
+    assert setting in reason
+    assert "user name or password" in reason

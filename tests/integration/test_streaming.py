@@ -245,7 +245,7 @@ def test_stop_answers_at_once_and_the_turn_ends_with_stop_keeping_its_partial_an
         answered = time.monotonic() - asked
         stream.rest()
     assert response.status_code == 200, response.text
-    assert response.json() == {"task_id": task_id, "result": "stop requested"}
+    assert response.json() == {"task_id": task_id, "result": "stopped", "status": "stop"}
     assert answered < STOP_BOUND
     assert stream.events[-2:] == ["stop", "done"]
     assert stream.frames[-2].at - asked < STOP_BOUND  # seen within a step, not at the end of the answer

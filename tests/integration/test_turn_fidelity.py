@@ -7,17 +7,11 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
-from typing import Any
 
 import httpx
 import pytest
 import redis
 
-from infrastructure.memory.llm_memory_models import (
-    ARCHIVE_INSTRUCTIONS,
-    EXTRACTION_INSTRUCTIONS,
-    SUMMARY_INSTRUCTIONS,
-)
 from tests.integration.streaming_helpers import (
     answer_of,
     finished_message,
@@ -26,6 +20,7 @@ from tests.integration.streaming_helpers import (
     shared_backends,
     wait_until,
 )
+from tests.integration.upkeep_calls import is_memory_upkeep
 from tests.llm_server import ScriptedLLMServer
 from tests.llm_server_scripts import call, stall, text, tool_calls
 from tests.service import Service
@@ -40,17 +35,6 @@ GRACE = 2.4  # not a multiple of the keep-alive: a ping that waits for a client 
 def backends() -> Iterator[dict[str, str]]:
     with shared_backends() as env:
         yield env
-
-
-UPKEEP_PROMPTS = tuple(p[:40] for p in (SUMMARY_INSTRUCTIONS, ARCHIVE_INSTRUCTIONS, EXTRACTION_INSTRUCTIONS))
-
-
-def is_memory_upkeep(body: dict[str, Any]) -> bool:
-    """The summary, archive and entity calls of memory upkeep, told apart by their system prompts."""
-    first = (body.get("messages") or [{}])[0].get("content")
-    if isinstance(first, list):  # content parts
-        first = "".join(part.get("text", "") for part in first if isinstance(part, dict))
-    return isinstance(first, str) and first.startswith(UPKEEP_PROMPTS)
 
 
 @pytest.fixture(scope="module")

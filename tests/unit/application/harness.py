@@ -7,8 +7,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import partial
 
+from application.agents.resolve_config import ResolveConfig
 from application.chat_turn.agent_loop import AgentLoop
+from application.chat_turn.launch_turn import LaunchTurn
 from application.chat_turn.run_chat_turn import RunChatTurn, TurnLimits
+from application.chat_turn.save_outcome import SaveOutcome
 from application.chat_turn.start_chat_turn import InputLimits, StartChatTurn
 from application.chat_turn.tool_executor import ToolExecutor
 from application.chat_turn.turn import ChatRequest, TurnHandle
@@ -37,7 +40,8 @@ from infrastructure.memory.inprocess_memory_store import InProcessEmbeddingCache
 from tests.doubles import FailingEventLog, FailingMemoryStore
 from tests.fakes import (
     CollectingSpawner,
-    FakeAgentConfigs,
+    FakeAgentStore,
+    FakeChatModels,
     FakeClock,
     FakeEmbedder,
     FakeEntityExtractor,
@@ -60,6 +64,7 @@ class Harness:
     config: AgentConfig = field(default_factory=lambda: AgentConfig(AppId("default")))
     tools: Mapping[str, ToolFn] = field(default_factory=dict)
     sequential_tools: tuple[str, ...] = ()
+    save_retry: float = 0.0  # seconds a save is retried while the store is unavailable
     limits: TurnLimits = field(
         default_factory=lambda: TurnLimits(retry=RetryPolicy(2, 0.0), watch=WatchTimes(0.001))
     )
@@ -96,21 +101,23 @@ class Harness:
         )
         self.scheduler = UpkeepScheduler(self.upkeep, self.spawner)
         limits = self.limits
+        models = FakeChatModels(**{self.config.model: self.model})
         parts = TurnParts(
+            models=models,
             new_events=partial(TurnEvents, log=self.log, tasks=self.tasks, clock=clock, ids=ids),
             new_tools=partial(TurnTools, toolbox=self.toolbox, retrieval=Retrieval(self.knowledge, FakeEmbedder())),
             new_executor=partial(ToolExecutor, policy=limits.retry, timeout=limits.tool_timeout),
-            new_loop=partial(AgentLoop, model=self.model, tokenizer=tokenizer, ids=ids),
+            new_loop=partial(AgentLoop, tokenizer=tokenizer, ids=ids),
             new_watch=partial(TurnWatch, tasks=self.tasks, presence=self.presence, clock=clock, times=limits.watch),
         )
+        recall, upkeep = (self.recall, self.scheduler) if self.memory_tiers else (SummaryOnlyRecall(), NoUpkeep())
         self.run_turn = RunChatTurn(
-            self.store, short_term, self.recall if self.memory_tiers else SummaryOnlyRecall(),
-            self.scheduler if self.memory_tiers else NoUpkeep(), parts, limits,
+            SaveOutcome(self.store, retry_for=self.save_retry), short_term, recall, upkeep, parts, limits
         )
-        self.start = StartChatTurn(
-            self.store, FakeAgentConfigs(self.config), self.tasks, self.log, self.run_turn, self.spawner,
-            clock, ids, InputLimits(max_query_bytes=1024),
-        )
+        self.agents = FakeAgentStore.publishing(self.config)
+        resolve = ResolveConfig(self.agents, models)
+        launch = LaunchTurn(self.tasks, self.log, self.run_turn, self.spawner, task_ttl=1800)
+        self.start = StartChatTurn(self.store, resolve, launch, clock, ids, InputLimits(max_query_bytes=1024))
         self.follow = FollowTask(self.tasks, self.log, self.presence, clock, FollowTimes(0.0, 30.0))
 
     async def turn(self, query: str, conversation_id: str | None = None) -> TurnHandle:

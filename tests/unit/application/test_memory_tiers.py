@@ -499,3 +499,11 @@ async def test_a_new_intent_supersedes_the_old_one_which_stays_in_history() -> N
     assert sheet.intent is not None
     assert sheet.intent.value == "cancel_booking"
     assert [e.value for e in sheet.history_of("intent")] == ["book_table"]
+
+
+async def test_no_entities_are_extracted_for_an_agent_that_keeps_none() -> None:
+    h = tiers(config=AgentConfig(AppId("default"), dialog_round=3, entities_enabled=False))
+    h.extractor.outputs["Book it for tomorrow."] = entities("date", "tomorrow")
+    handles = await talk(h, "Book it for tomorrow.", "When?")
+    assert h.extractor.seen == []
+    assert (await h.memory.entity_sheet(handles[0].conversation_id)).current == ()

@@ -4,6 +4,7 @@ import asyncio
 import json
 from collections.abc import Mapping
 from dataclasses import replace
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -13,13 +14,14 @@ from application.chat_turn.run_chat_turn import TurnLimits
 from application.chat_turn.turn import ChatRequest, TurnHandle
 from application.errors import Conflict, InvalidInput, ModelError, NotFound
 from application.ports.chat_model import ModelChunk
+from application.tasks.sweep_stale_turns import SweepStaleTurns, SweepTimes
 from domain.agent import AgentConfig, ModelCapabilities
 from domain.conversation import Message, MessageStatus
 from domain.ids import AppId, ConversationId, OwnerId
 from domain.messages import Role, ToolResultBlock, Usage
 from domain.review import KeywordReview
 from domain.tools import ToolCall
-from tests.fakes import FakeMessageStore, ScriptedModel
+from tests.fakes import T0, CollectingSpawner, FakeClock, FakeMessageStore, ScriptedModel, SequentialIds
 from tests.unit.application.harness import OWNER, Harness
 
 HELLO = [ModelChunk(text="Hel"), ModelChunk(text="lo"), ModelChunk(usage=Usage(10, 2, 0.5))]
@@ -309,6 +311,7 @@ async def test_a_turn_nobody_follows_any_more_is_stopped_as_if_asked() -> None:
     async def client_leaves(index: int) -> None:
         if index == 1:
             h.time.advance(h.limits.watch.client_grace + 1)  # the client's lease lapses
+            await h.presence.worker_beat(handle.task_id, h.limits.watch.worker_lease)  # the worker's beats go on
             await asyncio.sleep(30)
 
     model.on_chunk = client_leaves
@@ -431,6 +434,33 @@ async def test_persistence_failure_at_the_end_still_ends_the_stream_with_error()
     h.store.fail_finish = True
     handle = await h.turn("hi")
     assert (await h.events(handle))[-1] == "error"
+
+
+async def test_a_save_that_fails_while_the_database_restarts_is_retried_and_the_turn_ends_normally() -> None:
+    h = Harness(ScriptedModel([HELLO]), save_retry=5.0)
+    h.store.failing_finishes = 2
+    handle = await h.turn("hi")
+    assert (await h.events(handle))[-1] == "agent_end"
+    saved = h.store.messages[handle.message_id]
+    assert (saved.status, saved.answer) == (MessageStatus.NORMAL, "Hello")
+
+
+async def test_a_database_down_past_the_retry_keeps_the_answer_and_the_cause_for_the_sweep() -> None:
+    h = Harness(ScriptedModel([HELLO]), save_retry=0.3)
+    h.store.fail_finish = True
+    handle = await h.turn("hi")
+    end = (await h.thoughts(handle.task_id))[-1]
+    assert (end.event.value, end.answer) == ("error", "Hello")  # the streamed answer travels with the end
+    assert end.observation == "The database is unavailable."
+    assert h.store.messages[handle.message_id].status is MessageStatus.RUNNING  # no bare error over it
+
+    h.store.fail_finish = False  # the database is back; the worker's lease has lapsed
+    sweep = SweepStaleTurns(h.store, h.presence, CollectingSpawner(), h.log, FakeClock(T0 + timedelta(hours=1)),
+                            SequentialIds(), SweepTimes(worker_lease=15, retention=60, confirm_after=0))
+    h.time.advance(60)
+    assert await sweep() == 1
+    swept = h.store.messages[handle.message_id]
+    assert (swept.status, swept.answer, swept.error) == (MessageStatus.ERROR, "Hello", "The database is unavailable.")
 
 
 @pytest.mark.parametrize(

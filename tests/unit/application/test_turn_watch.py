@@ -16,6 +16,7 @@ from tests.fakes import FakeClock
 TASK = TaskId("t-1")
 OWNER = OwnerId("alice")
 TIMES = WatchTimes(stop_check_interval=0.001, client_grace=1.0, worker_lease=15.0)
+INFO = TaskInfo(TASK, OWNER, ConversationId("c"), MessageId("m"))
 
 
 class CountingTasks(InProcessTaskControl):
@@ -45,7 +46,7 @@ class CountingPresence(InProcessTaskPresence):
 
 async def test_the_client_lease_is_checked_far_less_often_than_the_stop_flag() -> None:
     tasks, presence = CountingTasks(), CountingPresence()
-    watch = TurnWatch(tasks, presence, FakeClock(step=0.01), TASK, TIMES)
+    watch = TurnWatch(tasks, presence, FakeClock(step=0.01), INFO, TIMES)
     await watch.run(tasks.enough.wait())
     assert 1 <= presence.checks <= tasks.checks // 2
 
@@ -55,10 +56,10 @@ async def test_a_stop_request_and_a_gone_client_each_end_the_watched_work() -> N
         clock = FakeClock(step=0.01)
         tasks, presence = InProcessTaskControl(clock=clock.monotonic), InProcessTaskPresence(clock=clock.monotonic)
         if reason is StopReason.REQUESTED:
-            await tasks.register(TaskInfo(TASK, OWNER, ConversationId("c"), MessageId("m")), ttl=60)
+            await tasks.register(INFO, ttl=60)
             assert await tasks.request_stop(TASK, OWNER)
         # Otherwise nobody beats after the watch's first beat: the client's lease (client_grace) lapses.
-        watch = TurnWatch(tasks, presence, clock, TASK, TIMES)
+        watch = TurnWatch(tasks, presence, clock, INFO, TIMES)
         with pytest.raises(StopRequested) as stopped:
             await watch.run(asyncio.sleep(5))
         assert stopped.value.reason is reason
@@ -69,3 +70,34 @@ def test_turns_started_at_different_moments_check_at_the_same_moments() -> None:
     for started in (10.01, 10.07, 10.19999):
         assert started + until_next_check(started, every) == pytest.approx(10.2)
     assert all(0 < until_next_check(now, every) <= every for now in (0.0, 0.2, 10.2, 123.4567))
+
+
+class ForgetfulPresence(InProcessTaskPresence):
+    """Loses every record once, at the client check: a Redis FLUSHALL in the middle of a turn."""
+
+    def __init__(self, clock: FakeClock) -> None:
+        super().__init__(clock=clock.monotonic)
+        self.flushed = asyncio.Event()
+
+    async def client_attached(self, task_id: TaskId) -> bool:
+        if not self.flushed.is_set():
+            self.flushed.set()
+            self._workers.clear()
+            self._clients.clear()
+        return await super().client_attached(task_id)
+
+
+async def test_lost_presence_records_are_no_client_gone_and_the_task_record_comes_back() -> None:
+    clock = FakeClock(step=0.01)
+    tasks, presence = InProcessTaskControl(clock=clock.monotonic), ForgetfulPresence(clock)
+    times = WatchTimes(stop_check_interval=0.001, client_grace=5.0, worker_lease=0.3)
+    watch = TurnWatch(tasks, presence, clock, INFO, times)
+
+    async def work() -> None:
+        await presence.flushed.wait()
+        for _ in range(50):  # the client beats again after the flush, as a follower does
+            await presence.client_beat(TASK, 5.0)
+            await asyncio.sleep(0)
+
+    await watch.run(work())  # ends by itself: no StopRequested
+    assert await tasks.get(TASK) == INFO  # written again by the worker's beats

@@ -1,4 +1,5 @@
 import json
+import logging
 
 import aiohttp
 import httpx2
@@ -22,15 +23,18 @@ def status_error(status: int, message: str, headers: dict[str, str] | None = Non
 @pytest.mark.parametrize(
     ("error", "message"),
     [
-        (status_error(503, "overloaded\nretry later"), "the server answered HTTP 503: overloaded"),
-        (openai.APITimeoutError(REQUEST), "no answer within 30 s."),
-        (openai.APIConnectionError(request=REQUEST), "could not connect to http://llm.test/v1."),
-        (json.JSONDecodeError("Expecting value", "{x", 1), "the server sent a chunk that is not JSON."),
-        (RuntimeError("something odd\n  at line 3"), "RuntimeError: something odd"),
+        (status_error(503, "overloaded\nretry"), "The model server failed to answer (HTTP 503); try again shortly."),
+        (status_error(429, "slow down"), "The model server is rate limiting requests (HTTP 429); try again shortly."),
+        (status_error(400, "context too long"), "The model server rejected the request (HTTP 400)."),
+        (status_error(401, "who are you"), "The model server refused the API key (HTTP 401)."),
+        (openai.APITimeoutError(REQUEST), "The model server did not answer in time."),
+        (openai.APIConnectionError(request=REQUEST), "The model server could not be reached."),
+        (json.JSONDecodeError("Expecting value", "{x", 1), "The model server sent an answer that is not JSON."),
+        (RuntimeError("something odd\n  at line 3"), "The call to the model server failed unexpectedly."),
     ],
 )
-def test_failures_read_as_one_plain_line(error: Exception, message: str) -> None:
-    assert ERRORS.translate(error).message == f"Model 'gpt-4o-mini' failed: {message}"
+def test_each_kind_of_failure_reads_as_its_own_plain_sentence(error: Exception, message: str) -> None:
+    assert ERRORS.translate(error).message == message
 
 
 def test_the_api_key_is_scrubbed_from_a_server_message() -> None:
@@ -75,12 +79,65 @@ def caused_by(cause: BaseException) -> openai.APITimeoutError:
 @pytest.mark.parametrize(
     ("cause", "message"),
     [
-        (ConnectionRefusedError(111, "Connection refused"), "could not connect to http://llm.test/v1."),
-        (aiohttp.ServerDisconnectedError(), "could not connect to http://llm.test/v1."),
-        (aiohttp.SocketTimeoutError("Timeout on reading data from socket"), "no answer within 30 s."),
+        (ConnectionRefusedError(111, "Connection refused"), "The model server could not be reached."),
+        (aiohttp.ServerDisconnectedError(), "The model server closed the connection before the answer was complete."),
+        (ConnectionResetError(104, "Connection reset by peer"),
+         "The model server closed the connection before the answer was complete."),
+        (aiohttp.ClientOSError(104, "Connection reset by peer"),
+         "The model server closed the connection before the answer was complete."),
+        (aiohttp.SocketTimeoutError("Timeout on reading data from socket"), "The model server did not answer in time."),
     ],
 )
 def test_a_transport_failure_is_told_by_its_cause_not_by_the_class_the_sdk_gave_it(
     cause: BaseException, message: str
 ) -> None:
-    assert ERRORS.translate(caused_by(cause)).message == f"Model 'gpt-4o-mini' failed: {message}"
+    assert ERRORS.translate(caused_by(cause)).message == message
+
+
+def test_a_stream_dropped_mid_answer_is_a_closed_connection() -> None:
+    dropped = httpx2.ReadError("Response payload is not completed")
+    dropped.__cause__ = aiohttp.ClientPayloadError("Response payload is not completed")
+    error = openai.APIConnectionError(request=REQUEST)
+    error.__cause__ = dropped
+
+    assert ERRORS.translate(error).message == "The model server closed the connection before the answer was complete."
+
+
+def test_an_embedding_server_is_named_as_such() -> None:
+    embeddings = ModelErrors("text-embedding-3-small", "http://llm.test/v1", 30.0, server="embedding server")
+    assert embeddings.translate(openai.APIConnectionError(request=REQUEST)).message == (
+        "The embedding server could not be reached."
+    )
+
+
+INTERNALS = ("http", "llm.test", "127.0.0.1", ":8080", "/v1", "Error", "Exception", "Timeout", "errno", "sk-")
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        caused_by(ConnectionRefusedError(111, "Connection refused to 127.0.0.1:8080")),
+        caused_by(aiohttp.ServerDisconnectedError()),
+        openai.APITimeoutError(REQUEST),
+        status_error(500, "Traceback: KeyError at http://127.0.0.1:8080/v1 with sk-very-secret"),
+        RuntimeError("boom at 127.0.0.1:8080"),
+    ],
+)
+def test_a_client_message_names_no_url_host_port_class_or_key(error: Exception) -> None:
+    message = ERRORS.translate(error).message
+    assert not [word for word in INTERNALS if word in message], message
+
+
+def test_the_log_line_carries_the_url_the_exception_chain_and_the_server_message(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="infrastructure.models.openai_errors"):
+        ERRORS.translate(caused_by(ConnectionResetError(104, "Connection reset by peer")))
+        ERRORS.translate(status_error(503, "overloaded, key sk-very-secret"))
+
+    reset, overloaded = (record.getMessage() for record in caplog.records)
+    assert "'gpt-4o-mini'" in reset
+    assert "http://llm.test/v1" in reset
+    assert "ConnectionResetError: [Errno 104] Connection reset by peer" in reset
+    assert "HTTP 503: overloaded" in overloaded
+    assert "sk-very-secret" not in overloaded

@@ -1,0 +1,35 @@
+"""What a config refers to must exist for its owner: its tools, its datasets, its model profile.
+
+A draft may be saved while it still refers to something missing (it is work in progress); it
+cannot be published so.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from application.ports.chat_models import ChatModels
+    from application.ports.knowledge_base import KnowledgeBase
+    from application.ports.tools import ToolBox
+    from domain.agent import AgentConfig
+    from domain.ids import OwnerId
+
+
+class ConfigCheck:
+    def __init__(self, toolbox: ToolBox, knowledge: KnowledgeBase, models: ChatModels) -> None:
+        self._toolbox = toolbox
+        self._knowledge = knowledge
+        self._models = models
+
+    async def problems(self, config: AgentConfig, owner: OwnerId) -> list[str]:
+        """Each reference that does not resolve, named by its field."""
+        found = {s.name for s in self._toolbox.specs(config.tool_names)}
+        problems = [f"tools: no tool named {name!r}" for name in config.tool_names if name not in found]
+        for dataset in config.dataset_ids:
+            if await self._knowledge.get_dataset(dataset, owner) is None:
+                problems.append(f"datasets: no dataset {dataset!r} of yours")
+        if self._models.get(config.model) is None:
+            known = ", ".join(p.name for p in self._models.profiles())
+            problems.append(f"model: no model profile named {config.model!r} (known: {known})")
+        return problems

@@ -1,0 +1,68 @@
+"""FollowTask: a follower whose task vanished with its events ends with an error, never pings forever."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from application.errors import EventStoreUnavailable
+from application.ports.task_control import TaskInfo
+from application.tasks.follow_task import FollowTask, FollowTimes
+from domain.ids import ConversationId, MessageId, OwnerId, TaskId
+from infrastructure.events.inprocess_event_log import InProcessEventLog
+from infrastructure.events.inprocess_task_control import InProcessTaskControl
+from infrastructure.events.inprocess_task_presence import InProcessTaskPresence
+from tests.fakes import FakeClock
+
+INFO = TaskInfo(TaskId("t-1"), OwnerId("alice"), ConversationId("c"), MessageId("m"))
+
+
+async def follow_pings(follow: FollowTask, limit: int) -> int:
+    """How many keep-alives the follower sends before it ends (it must end within `limit`)."""
+    pings = 0
+    async for logged in follow(INFO.task_id):
+        assert logged is None
+        pings += 1
+        if pings >= limit:
+            break
+    return pings
+
+
+async def test_a_follower_of_a_task_that_vanished_for_good_ends_with_an_error() -> None:
+    clock = FakeClock(step=0.0)
+    tasks, log = InProcessTaskControl(clock=clock.monotonic), InProcessEventLog(clock=clock.monotonic)
+    await tasks.register(INFO, ttl=1.0)
+    await log.open(INFO.task_id)
+    follow = FollowTask(tasks, log, InProcessTaskPresence(clock=clock.monotonic), clock, FollowTimes(0.01, 3.0))
+
+    async def time_passes() -> None:
+        while True:
+            clock.advance(0.5)  # the record's TTL lapses and nobody writes it again: the worker is gone
+            await asyncio.sleep(0.005)
+
+    ticking = asyncio.create_task(time_passes())
+    try:
+        with pytest.raises(EventStoreUnavailable, match="events were lost"):
+            await asyncio.wait_for(follow_pings(follow, 1000), 10)
+    finally:
+        ticking.cancel()
+
+
+async def test_a_follower_whose_task_record_comes_back_keeps_following() -> None:
+    clock = FakeClock(step=0.0)
+    tasks, log = InProcessTaskControl(clock=clock.monotonic), InProcessEventLog(clock=clock.monotonic)
+    await log.open(INFO.task_id)
+    follow = FollowTask(tasks, log, InProcessTaskPresence(clock=clock.monotonic), clock, FollowTimes(0.01, 3.0))
+
+    async def worker_beats() -> None:
+        while True:
+            clock.advance(0.5)
+            await tasks.register(INFO, ttl=0.4)  # missing between beats now and then, never for long
+            await asyncio.sleep(0.005)
+
+    beating = asyncio.create_task(worker_beats())
+    try:
+        assert await asyncio.wait_for(follow_pings(follow, 30), 10) == 30
+    finally:
+        beating.cancel()

@@ -1,0 +1,174 @@
+"""No ReDoS (issue 14): every regex the offline memory models apply to user or model text, and
+their public functions on whole inputs, finish 32 KiB of adversarial text within 50 ms.
+
+Each is timed once to warm up, then up to 3 times: the best run must be within the deadline.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from datetime import date
+from types import ModuleType
+
+import pytest
+
+from domain.memory_summary import SummaryLimit
+from infrastructure.embeddings import lexical
+from infrastructure.memory import extractive_summarizer, llm_memory_models, rule_entity_extractor
+from infrastructure.memory.extractive_summarizer import salience, select, sentences
+from infrastructure.memory.rule_entity_extractor import extraction, intent_of, sentence_entities
+
+DEADLINE = 0.050  # seconds: the issue's requirement
+SIZE = 32 * 1024
+TODAY = date(2026, 1, 1)
+
+
+def run_of(unit: str, prefix: str = "", suffix: str = "") -> str:
+    """`prefix`, then `unit` repeated up to 32 KiB in all, then `suffix`."""
+    room = SIZE - len(prefix) - len(suffix)
+    return prefix + unit * (room // len(unit)) + suffix
+
+
+ADVERSARIAL = {
+    "one long word": run_of("x"),
+    "one long capitalised word": run_of("X"),
+    "a long word of letters and digits": run_of("a1"),
+    "repeated a-dot": run_of("a."),
+    "repeated a-dot then an at sign": run_of("a.", suffix="@"),
+    "at signs": run_of("@"),
+    "x-at pairs": run_of("x@"),
+    "an address with a long domain": run_of(".x", prefix="x@x", suffix="."),
+    "hyphens": run_of("-"),
+    "digits": run_of("1"),
+    "digit-hyphen pairs": run_of("1-"),
+    "a phone prefix then digits and spaces": run_of(" 1", prefix="+1", suffix="x"),
+    "nested brackets": "(" * (SIZE // 2) + ")" * (SIZE // 2),
+    "spaces": run_of(" "),
+    "tabs": run_of("\t"),
+    "newlines": run_of("\n"),
+    "dots": run_of("."),
+    "apostrophes": run_of("'"),
+    "capital-apostrophe pairs": run_of("A'"),
+    "one-letter words": run_of("a "),
+    "capitalised words": run_of("Ab "),
+    "repeated my": run_of("my "),
+    "my then a long word": run_of("x", prefix="my "),
+    "a clause then a long run of spaces": run_of(" ", prefix="I like a", suffix="b"),
+    "a name then a long run of spaces": run_of(" ", prefix="My name is Ada", suffix="#"),
+    "a clause then commas and spaces": run_of(", ", prefix="I like a", suffix="b"),
+    "repeated clause openers": run_of("I like x "),
+    "CJK characters": run_of("我"),
+    "a fence then spaces": run_of(" ", prefix="```"),
+    "a json fence then newlines": run_of("\n", prefix="```json"),
+    "backticks": run_of("`"),
+}
+
+
+def patterns_of(module: ModuleType) -> dict[str, re.Pattern[str]]:
+    """Every compiled regex at the top of `module`, also inside tuples of patterns."""
+    found: dict[str, re.Pattern[str]] = {}
+    for name, value in vars(module).items():
+        if isinstance(value, re.Pattern):
+            found[f"{module.__name__}.{name}"] = value
+        elif isinstance(value, tuple):
+            for index, item in enumerate(value):
+                row = item if isinstance(item, tuple) else (item,)
+                for part in row:
+                    if isinstance(part, re.Pattern):
+                        found[f"{module.__name__}.{name}[{index}]"] = part
+    return found
+
+
+PATTERNS = {
+    name: pattern
+    for module in (rule_entity_extractor, extractive_summarizer, llm_memory_models, lexical)
+    for name, pattern in patterns_of(module).items()
+}
+PUBLIC: dict[str, Callable[[str], object]] = {
+    "extraction": lambda text: extraction(text, TODAY),
+    "sentence_entities": lambda text: sentence_entities(text, TODAY),
+    "intent_of": lambda text: intent_of(text, []),
+    "salience": lambda text: salience.__wrapped__(text),  # not the cached answer
+    "sentences": sentences,
+    "select": lambda text: select(sentences(text), SummaryLimit()),
+}
+
+
+def best_seconds(work: Callable[[], object]) -> float:
+    """The best of up to 3 timed runs after a warm-up (stopping at the first within the deadline)."""
+    work()
+    best = float("inf")
+    for _ in range(3):
+        started = time.perf_counter()
+        work()
+        best = min(best, time.perf_counter() - started)
+        if best <= DEADLINE:
+            break
+    return best
+
+
+def scan(pattern: re.Pattern[str], text: str) -> Callable[[], object]:
+    return lambda: list(pattern.finditer(text))
+
+
+def call(function: Callable[[str], object], text: str) -> Callable[[], object]:
+    return lambda: function(text)
+
+
+def slow_ones(jobs: dict[str, Callable[[], object]]) -> dict[str, str]:
+    seconds = {name: best_seconds(job) for name, job in jobs.items()}
+    return {name: f"{took * 1000:.0f} ms" for name, took in seconds.items() if took > DEADLINE}
+
+
+def test_the_modules_patterns_are_all_found() -> None:
+    assert len(PATTERNS) >= 30
+    assert {"infrastructure.memory.rule_entity_extractor._EMAIL",
+            "infrastructure.memory.extractive_summarizer._CUES",
+            "infrastructure.memory.llm_memory_models._FENCE"} <= set(PATTERNS)
+
+
+@pytest.mark.parametrize("text", ADVERSARIAL.values(), ids=ADVERSARIAL.keys())
+def test_every_pattern_scans_32_kib_of_adversarial_text_within_50_ms(text: str) -> None:
+    assert len(text) <= SIZE
+    jobs = {name: scan(pattern, text) for name, pattern in PATTERNS.items()}
+    assert slow_ones(jobs) == {}
+
+
+@pytest.mark.parametrize("text", ADVERSARIAL.values(), ids=ADVERSARIAL.keys())
+def test_the_extractor_and_summariser_read_32_kib_of_adversarial_text_within_50_ms(text: str) -> None:
+    jobs = {name: call(function, text) for name, function in PUBLIC.items()}
+    assert slow_ones(jobs) == {}
+
+
+def test_a_long_sentence_is_read_within_its_bound_after_its_last_whole_word() -> None:
+    long = "My name is Ada. " + "word " * 400
+    assert rule_entity_extractor.bounded(long).endswith("word")
+    assert len(rule_entity_extractor.bounded(long)) <= rule_entity_extractor.MAX_SENTENCE
+    assert rule_entity_extractor.bounded("short one") == "short one"
+
+
+@pytest.mark.parametrize(
+    ("text", "emails"),
+    [
+        ("write to ada@example.org or to bob.smith+x@mail.example.co.uk!", ["ada@example.org",
+                                                                            "bob.smith+x@mail.example.co.uk"]),
+        ("-ada@example.org", ["-ada@example.org"]),
+        ("no address here, just @ and x.y", []),
+    ],
+)
+def test_the_linear_email_pattern_finds_what_the_old_one_found(text: str, emails: list[str]) -> None:
+    old = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+    assert rule_entity_extractor._EMAIL.findall(text) == old.findall(text) == emails
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["I like cats.", "I like  . cats", "I like  ", "I like green tea , and so on", "I like it,but no",
+     "I like a   b c .", "I like x, and I like y; I like z", "I like \t tabs\t"],
+)
+def test_the_linear_clause_pattern_matches_as_the_old_one_did(text: str) -> None:
+    old = re.compile(r"\bI (?:like) (.+?)\s*(?:[.!?;]|,\s*(?:and|but|so)\b|$)")
+    new = re.compile(r"\bI (?:like) " + rule_entity_extractor._CLAUSE)
+    assert [m.span(1) for m in new.finditer(text)] == [m.span(1) for m in old.finditer(text)]
