@@ -12,6 +12,7 @@ from application.accounts.authenticate import Authenticate
 from application.accounts.create_api_key import CreateApiKey
 from application.accounts.list_api_keys import ListApiKeys
 from application.accounts.revoke_api_key import RevokeApiKey
+from application.agents.cached_agent_store import CachedAgentStore
 from application.chat_turn.agent_loop import AgentLoop
 from application.chat_turn.launch_turn import LaunchTurn
 from application.chat_turn.run_chat_turn import RunChatTurn, TurnLimits
@@ -155,7 +156,11 @@ class Container(containers.DeclarativeContainer):
     # The model profiles (`default` is chat_model itself): MEMAGENT_MODELS' keys are read when the specs are built.
     model_profiles = providers.Singleton(profile_specs, llm=config.llm, models=config.models)
     chat_models = providers.Singleton(ChatModelRegistry, default=chat_model, specs=model_profiles, tokenizer=tokenizer)
-    agent_store = providers.Singleton(SqlAlchemyAgentStore, database=database)
+    # Agents are kept in process for a moment (a turn then costs no read); this process's changes drop them at once.
+    agent_store = providers.Singleton(
+        CachedAgentStore, store=providers.Singleton(SqlAlchemyAgentStore, database=database), clock=clock,
+        ttl=config.agents.cache_ttl,
+    )
     # The MEMAGENT_AGENT__* settings as the config of the platform's default agent (published at start-up).
     default_agent_config = providers.Singleton(default_agent, agent=config.agent)
     agents = providers.Container(

@@ -164,6 +164,12 @@ class AgentSettings(BaseModel):
     retrieval_min_score: float = Field(0.0, ge=-1, le=1, description="similarity below which a passage is left out")
 
 
+class AgentsSettings(BaseModel):
+    cache_ttl: float = Field(
+        2.0, ge=0, description="seconds an agent read stays in process; another process's change shows within it"
+    )
+
+
 class TurnSettings(BaseModel):
     timeout: float = Field(600.0, gt=0)
     # seconds between checks for a stop request or a client gone
@@ -285,6 +291,7 @@ class Settings(BaseSettings):
         default_factory=list, description="JSON list: named model profiles besides `default` (MEMAGENT_LLM__*)"
     )
     agent: AgentSettings = AgentSettings()
+    agents: AgentsSettings = AgentsSettings()
     turn: TurnSettings = TurnSettings()
     server: ServerSettings = ServerSettings()
     auth: AuthSettings = AuthSettings()

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
+from application.agents.cached_agent_store import CachedAgentStore
 from application.agents.change_agent import ChangeAgent
 from application.agents.check_config import ConfigCheck
 from application.agents.create_agent import CreateAgent
@@ -15,8 +18,8 @@ from application.agents.resolve_config import ResolveConfig
 from application.agents.save_draft import SaveDraft
 from application.errors import Conflict, InvalidInput, NotFound, NotPublished
 from domain.agent import AgentConfig
-from domain.agents import DEFAULT_AGENT, AgentStatus, EntryPoint
-from domain.ids import OwnerId
+from domain.agents import DEFAULT_AGENT, Agent, AgentStatus, EntryPoint
+from domain.ids import AppId, OwnerId
 from tests.fakes import (
     FakeAgentStore,
     FakeChatModels,
@@ -137,3 +140,27 @@ async def test_the_default_agent_follows_the_settings_with_a_version_whose_note_
     assert everyone.config.preset_prompt == "Hi."
     with pytest.raises(Conflict, match="MEMAGENT_AGENT__"):
         await kit.save(DEFAULT_AGENT, ALICE, 2, {})  # but changed by nobody through the API
+
+
+async def test_an_agent_is_read_once_per_moment_and_a_change_here_shows_at_once() -> None:
+    class CountingStore(FakeAgentStore):
+        reads = 0
+
+        async def get_agent(self, agent_id: AppId) -> Agent | None:
+            self.reads += 1
+            return await super().get_agent(agent_id)
+
+    store, clock = CountingStore(), FakeClock(step=0)
+    cached = CachedAgentStore(store, clock, ttl=2.0)
+    made = await CreateAgent(cached, clock, SequentialIds())(ALICE, "Ada", config={"preset_prompt": "one"})
+    for _ in range(5):
+        await cached.get_agent(made.id)
+    assert store.reads == 1
+    await SaveDraft(cached, clock)(made.id, ALICE, 1, {"preset_prompt": "two"})  # reads once, then drops it
+    assert (await cached.get_agent(made.id)).draft.config.preset_prompt == "two"  # type: ignore[union-attr]
+    reads = store.reads
+    await store.save_draft(replace(made, draft=replace(made.draft, revision=3)), 2)  # another process's change
+    await cached.get_agent(made.id)
+    assert store.reads == reads  # not seen yet: within the moment
+    clock.advance(2.1)
+    assert (await cached.get_agent(made.id)).draft.revision == 3  # type: ignore[union-attr]
