@@ -58,10 +58,15 @@ def hash_api_key(raw: str) -> str:
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
 
+RESERVED_OWNER = "platform"  # domain.agents.PLATFORM_OWNER
+
+
 def check_owner(owner: str) -> OwnerId:
     """An owner id as given on the command line: non-empty, printable, no spaces, ≤ 255 chars."""
     if not owner or len(owner) > MAX_OWNER_CHARS or not owner.isprintable() or any(c.isspace() for c in owner):
         raise DomainError(f"an owner id must be 1 to {MAX_OWNER_CHARS} printable characters without spaces")
+    if owner == RESERVED_OWNER:
+        raise DomainError(f"the owner id {RESERVED_OWNER!r} is the platform's own (it owns the default agent)")
     return OwnerId(owner)
 
 

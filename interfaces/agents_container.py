@@ -17,7 +17,7 @@ from application.agents.resolve_config import ResolveConfig
 from application.agents.save_draft import SaveDraft
 
 if TYPE_CHECKING:
-    from application.ports.agent_store import AgentStore
+    from application.agents.cached_agent_store import CachedAgentStore
     from application.ports.chat_models import ChatModels
     from application.ports.knowledge_base import KnowledgeBase
     from application.ports.runtime import Clock, IdGenerator
@@ -25,25 +25,27 @@ if TYPE_CHECKING:
 
 
 class AgentsContainer(containers.DeclarativeContainer):
-    store: providers.Dependency[AgentStore] = providers.Dependency()
+    store: providers.Dependency[CachedAgentStore] = providers.Dependency()
     models: providers.Dependency[ChatModels] = providers.Dependency()
     toolbox: providers.Dependency[ToolBox] = providers.Dependency()
     knowledge: providers.Dependency[KnowledgeBase] = providers.Dependency()
     clock: providers.Dependency[Clock] = providers.Dependency()
     ids: providers.Dependency[IdGenerator] = providers.Dependency()
 
+    # Changes start from the agent as the database has it; turns and reads may take the cached one.
+    fresh = providers.Callable(lambda store: store.fresh(), store)
     check = providers.Singleton(ConfigCheck, toolbox=toolbox, knowledge=knowledge, models=models)
     resolve_config = providers.Singleton(ResolveConfig, store=store, models=models)
-    ensure_default = providers.Singleton(EnsureDefaultAgent, store=store, clock=clock)
+    ensure_default = providers.Singleton(EnsureDefaultAgent, store=fresh, clock=clock)
 
-    create_agent = providers.Singleton(CreateAgent, store=store, clock=clock, ids=ids)
+    create_agent = providers.Singleton(CreateAgent, store=fresh, clock=clock, ids=ids)
     list_agents = providers.Singleton(ListAgents, store=store)
     get_agent = providers.Singleton(GetAgent, store=store)
-    change_agent = providers.Singleton(ChangeAgent, store=store, clock=clock)
-    save_draft = providers.Singleton(SaveDraft, store=store, clock=clock)
-    publish_agent = providers.Singleton(PublishAgent, store=store, check=check, clock=clock)
+    change_agent = providers.Singleton(ChangeAgent, store=fresh, clock=clock)
+    save_draft = providers.Singleton(SaveDraft, store=fresh, clock=clock)
+    publish_agent = providers.Singleton(PublishAgent, store=fresh, check=check, clock=clock)
     list_versions = providers.Singleton(ListVersions, store=store)
     get_version = providers.Singleton(GetVersion, store=store)
-    restore_version = providers.Singleton(RestoreVersion, store=store, clock=clock)
-    activate_version = providers.Singleton(ActivateVersion, store=store, clock=clock)
+    restore_version = providers.Singleton(RestoreVersion, store=fresh, clock=clock)
+    activate_version = providers.Singleton(ActivateVersion, store=fresh, clock=clock)
     diff_versions = providers.Singleton(DiffVersions, store=store)

@@ -147,10 +147,11 @@ class AgentSettings(BaseModel):
     """The default agent (app id `default`)."""
 
     preset_prompt: str = "You are a helpful assistant."
-    dialog_round: int = Field(10, ge=0)
-    history_max_tokens: int = Field(3000, ge=0)
+    # The limits are those of an agent's config (domain/agent_config_codec.py).
+    dialog_round: int = Field(10, ge=0, le=200)
+    history_max_tokens: int = Field(3000, ge=0, le=1_000_000)
     tools: list[str] = ["current_time", "calculator"]
-    max_tool_rounds: int = Field(5, ge=0)
+    max_tool_rounds: int = Field(5, ge=0, le=20)
     input_review_keywords: list[str] = []
     output_review_keywords: list[str] = []
     review_response: str = "Sorry, I can't help with that."
@@ -160,7 +161,7 @@ class AgentSettings(BaseModel):
     )
     language: Literal["en", "zh"] = Field("en", description="language of the platform's rules in the system prompt")
     dataset_ids: list[str] = Field(default_factory=list, description="JSON list: datasets the agent searches")
-    retrieval_top_k: int = Field(3, ge=1, description="passages a knowledge-base search returns")
+    retrieval_top_k: int = Field(3, ge=1, le=50, description="passages a knowledge-base search returns")
     retrieval_min_score: float = Field(0.0, ge=-1, le=1, description="similarity below which a passage is left out")
 
 

@@ -24,8 +24,8 @@ class ConfigCheck:
 
     async def problems(self, config: AgentConfig, owner: OwnerId) -> list[str]:
         """Each reference that does not resolve, named by its field."""
-        found = {s.name for s in self._toolbox.specs(config.tool_names)}
-        problems = [f"tools: no tool named {name!r}" for name in config.tool_names if name not in found]
+        # A name may be a pattern (`server.*`) or qualified (`server.tool`): each must match a tool.
+        problems = [f"tools: no tool named {name!r}" for name in config.tool_names if not self._toolbox.specs([name])]
         for dataset in config.dataset_ids:
             if await self._knowledge.get_dataset(dataset, owner) is None:
                 problems.append(f"datasets: no dataset {dataset!r} of yours")

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from application.agents.config_input import read_config
 from application.errors import InvalidInput
-from domain.agents import Agent, AgentDraft, AgentStatus
+from domain.agents import DEFAULT_AGENT, Agent, AgentDraft, AgentStatus
 from domain.errors import DomainError
 from domain.ids import AppId
 
@@ -32,6 +32,8 @@ class CreateAgent:
         """`agent_id`: keep a known id (an agent imported from a file); else a new one is made."""
         if agent_id is not None and not AGENT_ID.fullmatch(agent_id):
             raise InvalidInput("An agent id has 1 to 64 letters, digits, '_' or '-'.")
+        if agent_id == DEFAULT_AGENT:
+            raise InvalidInput(f"The id {DEFAULT_AGENT!r} is the default agent's, which the settings manage.")
         agent_id = AppId(agent_id or self._ids.new_id())
         draft_config = read_config(agent_id, {} if config is None else config)
         now = self._clock.now()

@@ -11,8 +11,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from application.errors import Conflict
-from domain.agent_config_codec import config_diff
+from application.errors import Conflict, InvalidInput
+from domain.agent_config_codec import InvalidConfig, config_diff, config_from_dict, config_to_dict
 from domain.agents import DEFAULT_AGENT, PLATFORM_OWNER, Agent, AgentDraft, AgentStatus
 
 if TYPE_CHECKING:
@@ -32,12 +32,19 @@ class EnsureDefaultAgent:
         self._clock = clock
 
     async def __call__(self, config: AgentConfig) -> int:
-        """The default agent's active version once it matches `config`."""
+        """The default agent's active version once it matches `config`. Settings that no agent
+        config may hold are refused (`InvalidInput`), naming each problem."""
+        try:
+            config_from_dict(DEFAULT_AGENT, config_to_dict(config))
+        except InvalidConfig as invalid:
+            raise InvalidInput(f"The MEMAGENT_AGENT__* settings: {'; '.join(invalid.problems)}.") from invalid
         agent = await self._store.get_agent(DEFAULT_AGENT)
         if agent is None:
             agent = await self._create(config)
             if agent is None:  # another worker created it first
                 return await self(config)
+        if agent.owner != PLATFORM_OWNER:
+            raise Conflict(f"An agent {DEFAULT_AGENT!r} of account {agent.owner!r} holds the default agent's id.")
         last = await self._store.get_version(DEFAULT_AGENT, agent.latest_version) if agent.latest_version else None
         if last is not None and last.config == config:
             return agent.active_version or last.version

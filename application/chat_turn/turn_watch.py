@@ -78,6 +78,7 @@ class TurnWatch:
         self._times = times
         self._last_client_check: float | None = None
         self._records_lost_at: float | None = None
+        self._beaten = False
 
     async def run(self, work: Coroutine[Any, Any, None]) -> None:
         """Run `work` to its end, or raise StopRequested once it is stopped and cancelled."""
@@ -109,12 +110,20 @@ class TurnWatch:
 
     async def _beat(self) -> bool:
         try:
+            # Our lease is renewed long before it lapses: found missing, the store lost its records.
+            if self._beaten and not await self._presence.worker_alive(self._task_id):
+                self._records_lost()
             await self._presence.worker_beat(self._task_id, self._times.worker_lease)
             await self._tasks.register(self._info, self._times.task_ttl)
         except ApplicationError as failure:
             log.warning("turn %s: could not renew its worker lease: %s", self._task_id, failure.message)
             return False
+        self._beaten = True
         return True
+
+    def _records_lost(self) -> None:
+        log.warning("turn %s: the presence records were lost; the client gets a grace period", self._task_id)
+        self._records_lost_at = self._clock.monotonic()
 
     async def _stop_reason(self) -> StopReason | None:
         try:
@@ -130,13 +139,11 @@ class TurnWatch:
     async def _client_left(self) -> bool:
         """The client's lease is missing: it left, unless the backend lost its records, which shows
         in the worker's own lease missing too (it is renewed long before it lapses)."""
-        now = self._clock.monotonic()
         if not await self._presence.worker_alive(self._task_id):
-            log.warning("turn %s: the presence records were lost; the client gets a grace period", self._task_id)
-            self._records_lost_at = now
+            self._records_lost()
             await self._beat()
             return False
-        lost_at = self._records_lost_at
+        now, lost_at = self._clock.monotonic(), self._records_lost_at
         return lost_at is None or now - lost_at >= self._times.client_grace
 
     def _until_next_check(self) -> float:

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from domain.agent_config_codec import config_from_dict, config_to_dict
+from application.errors import MalformedRecord
+from domain.agent_config_codec import InvalidConfig, config_from_dict, config_to_dict
 from domain.agents import Agent, AgentDraft, AgentStatus, AgentVersion
 from domain.ids import AppId, OwnerId
 from infrastructure.persistence.rows import ID, OWNER, TIMESTAMP, Base, utc
@@ -58,7 +59,11 @@ def config_text(config: AgentConfig) -> str:
 
 
 def config_of(agent_id: str, text: str) -> AgentConfig:
-    return config_from_dict(AppId(agent_id), json.loads(text))
+    """A stored config; one this release cannot read is broken data (`MalformedRecord`), not bad input."""
+    try:
+        return config_from_dict(AppId(agent_id), json.loads(text))
+    except (InvalidConfig, ValueError) as broken:
+        raise MalformedRecord(f"The stored config of agent {agent_id!r} cannot be read.") from broken
 
 
 def agent_to_domain(row: AgentRow) -> Agent:

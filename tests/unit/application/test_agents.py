@@ -17,8 +17,10 @@ from application.agents.read_agents import DiffVersions, ListAgents
 from application.agents.resolve_config import ResolveConfig
 from application.agents.save_draft import SaveDraft
 from application.errors import Conflict, InvalidInput, NotFound, NotPublished
+from domain.accounts import check_owner
 from domain.agent import AgentConfig
 from domain.agents import DEFAULT_AGENT, Agent, AgentStatus, EntryPoint
+from domain.errors import DomainError
 from domain.ids import AppId, OwnerId
 from tests.fakes import (
     FakeAgentStore,
@@ -164,3 +166,18 @@ async def test_an_agent_is_read_once_per_moment_and_a_change_here_shows_at_once(
     assert store.reads == reads  # not seen yet: within the moment
     clock.advance(2.1)
     assert (await cached.get_agent(made.id)).draft.revision == 3  # type: ignore[union-attr]
+
+
+async def test_settings_no_agent_config_may_hold_are_refused_for_the_default_agent_at_start() -> None:
+    kit = Kit()
+    with pytest.raises(InvalidInput, match=r"MEMAGENT_AGENT__\* settings: max_tool_rounds"):
+        await EnsureDefaultAgent(kit.store, kit.clock)(AgentConfig(DEFAULT_AGENT, max_tool_rounds=25))
+    assert kit.store.agents == {}
+
+
+async def test_the_default_agents_id_and_owner_are_reserved() -> None:
+    kit = Kit()
+    with pytest.raises(InvalidInput, match="default agent"):
+        await kit.create(ALICE, "Mine", agent_id="default")
+    with pytest.raises(DomainError, match="platform"):
+        check_owner("platform")

@@ -101,3 +101,35 @@ async def test_lost_presence_records_are_no_client_gone_and_the_task_record_come
 
     await watch.run(work())  # ends by itself: no StopRequested
     assert await tasks.get(TASK) == INFO  # written again by the worker's beats
+
+
+class FlushedBeforeABeat(InProcessTaskPresence):
+    """Loses every record just before the worker's second lease renewal: the renewal comes first."""
+
+    def __init__(self, clock: FakeClock) -> None:
+        super().__init__(clock=clock.monotonic)
+        self.beats = 0
+        self.flushed = asyncio.Event()
+
+    async def worker_beat(self, task_id: TaskId, ttl: float) -> None:
+        self.beats += 1
+        if self.beats == 2:
+            self._workers.clear()
+            self._clients.clear()
+            self.flushed.set()
+        await super().worker_beat(task_id, ttl)
+
+
+async def test_records_lost_just_before_a_lease_renewal_are_no_client_gone_either() -> None:
+    clock = FakeClock(step=0.01)
+    tasks, presence = InProcessTaskControl(clock=clock.monotonic), FlushedBeforeABeat(clock)
+    times = WatchTimes(stop_check_interval=0.001, client_grace=5.0, worker_lease=0.3)
+    watch = TurnWatch(tasks, presence, clock, INFO, times)
+
+    async def work() -> None:
+        await presence.flushed.wait()
+        for _ in range(200):  # the client checks run before the client beats again
+            await asyncio.sleep(0)
+        await presence.client_beat(TASK, 5.0)
+
+    await watch.run(work())  # ends by itself: no StopRequested
