@@ -271,10 +271,14 @@ class FakeAgentStore:
     async def list_agents(self, owner: OwnerId) -> list[Agent]:
         return sorted((a for a in self.agents.values() if a.owner == owner), key=lambda a: a.created_at, reverse=True)
 
-    async def update_agent(self, agent: Agent) -> None:
+    async def update_agent(self, agent: Agent, read: Agent) -> bool:
         current = self.agents[agent.id]
+        was = (read.status, read.pinned_version, read.latest_version)
+        if (current.status, current.pinned_version, current.latest_version) != was:
+            return False
         self.agents[agent.id] = replace(current, name=agent.name, description=agent.description, status=agent.status,
                                         pinned_version=agent.pinned_version, updated_at=agent.updated_at)
+        return True
 
     async def save_draft(self, agent: Agent, expected_revision: int) -> bool:
         current = self.agents[agent.id]

@@ -59,9 +59,9 @@ class CachedAgentStore(AgentStore):
         return await self._store.list_agents(owner)
 
     # A read that ran while a write was on its way may have cached the old agent: dropped after it.
-    async def update_agent(self, agent: Agent) -> None:
+    async def update_agent(self, agent: Agent, read: Agent) -> bool:
         try:
-            await self._store.update_agent(agent)
+            return await self._store.update_agent(agent, read)
         finally:
             self.forget(agent.id)
 
@@ -98,8 +98,8 @@ class _FreshAgents(AgentStore):
     async def list_agents(self, owner: OwnerId) -> list[Agent]:
         return await self._store.list_agents(owner)
 
-    async def update_agent(self, agent: Agent) -> None:
-        await self._cached.update_agent(agent)
+    async def update_agent(self, agent: Agent, read: Agent) -> bool:
+        return await self._cached.update_agent(agent, read)
 
     async def save_draft(self, agent: Agent, expected_revision: int) -> bool:
         return await self._cached.save_draft(agent, expected_revision)

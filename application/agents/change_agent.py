@@ -26,7 +26,8 @@ class ChangeAgent:
         status: AgentStatus | None = None,
     ) -> Agent:
         """An archived agent takes nothing but `status: active` (unarchive)."""
-        agent, now = await own_agent(self._store, agent_id, owner), self._clock.now()
+        read, now = await own_agent(self._store, agent_id, owner), self._clock.now()
+        agent = read
         try:
             if status is not None:
                 agent = agent.with_status(status, now)
@@ -36,5 +37,6 @@ class ChangeAgent:
             raise Conflict(str(refused)) from refused
         except DomainError as broken:
             raise InvalidInput(str(broken)) from broken
-        await self._store.update_agent(agent)
+        if not await self._store.update_agent(agent, read):
+            raise Conflict(f"Agent {agent_id!r} changed meanwhile; read it again.")
         return agent

@@ -45,5 +45,6 @@ class ActivateVersion:
             active = agent.activated(version, self._clock.now())
         except AgentConflict as refused:
             raise Conflict(str(refused)) from refused
-        await self._store.update_agent(active)
+        if not await self._store.update_agent(active, agent):
+            raise Conflict(f"Agent {agent_id!r} changed meanwhile; read it again.")
         return active

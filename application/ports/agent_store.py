@@ -24,8 +24,10 @@ class AgentStore(Protocol):
         """The owner's agents, archived ones too, newest first."""
         ...
 
-    async def update_agent(self, agent: Agent) -> None:
-        """Store the agent's name, description, status and pinned version as they are now."""
+    async def update_agent(self, agent: Agent, read: Agent) -> bool:
+        """Store the agent's name, description, status and pinned version, if the stored agent's
+        status, pinned and latest version are still those of `read` (the agent the change started
+        from), atomically; False (and nothing written) when another change came first."""
         ...
 
     async def save_draft(self, agent: Agent, expected_revision: int) -> bool:

@@ -63,7 +63,11 @@ LIST_AGENTS = (
 )
 UPDATE_HEADER = (
     update(AGENTS)
-    .where(AGENTS.c.id == bindparam("agent_id"))
+    .where(
+        AGENTS.c.id == bindparam("agent_id"), AGENTS.c.status == bindparam("was_status"),
+        AGENTS.c.pinned_version.is_not_distinct_from(bindparam("was_pinned")),
+        AGENTS.c.latest_version == bindparam("was_latest"),
+    )
     .values({column: bindparam(f"new_{column}") for column in _HEADER})
 )
 SAVE_DRAFT = (
@@ -110,9 +114,14 @@ class SqlAlchemyAgentStore(AgentStore):
             rows = (await session.scalars(LIST_AGENTS, {"owner": owner})).all()
         return [agent_to_domain(row) for row in rows]
 
-    async def update_agent(self, agent: Agent) -> None:
+    async def update_agent(self, agent: Agent, read: Agent) -> bool:
+        values = {
+            "agent_id": agent.id, "was_status": read.status.value, "was_pinned": read.pinned_version,
+            "was_latest": read.latest_version, **_new(agent_header_values(agent)),
+        }
         async with self._db.transaction("update_agent") as session:
-            await session.execute(UPDATE_HEADER, {"agent_id": agent.id, **_new(agent_header_values(agent))})
+            updated = await session.execute(UPDATE_HEADER, values)
+        return _one_row(updated)
 
     async def save_draft(self, agent: Agent, expected_revision: int) -> bool:
         values = {"agent_id": agent.id, "expected_revision": expected_revision, **_new(agent_draft_values(agent))}

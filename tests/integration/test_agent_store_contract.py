@@ -148,19 +148,31 @@ async def test_update_agent_stores_name_description_status_and_pin_but_not_the_d
     changed = replace(stale, name="Ada II", description="", status=AgentStatus.ARCHIVED, pinned_version=1,
                       updated_at=later)
 
-    await store.update_agent(changed)
+    assert await store.update_agent(changed, agent)  # from `agent` as read: the stale parts are not written
 
     loaded = await store.get_agent(agent.id)
     assert loaded == replace(agent, name="Ada II", description="", status=AgentStatus.ARCHIVED, pinned_version=1,
                              updated_at=later)
 
 
+async def test_an_update_from_a_stale_read_is_false_and_writes_nothing(store: SqlAlchemyAgentStore) -> None:
+    agent = await _published_twice(store, new_agent())
+    archived = agent.with_status(AgentStatus.ARCHIVED, T0 + timedelta(days=1))
+    assert await store.update_agent(archived, agent)
+    activated = agent.activated(1, T0 + timedelta(days=2))  # started from the agent before the archive
+    assert not await store.update_agent(activated, agent)
+    loaded = await store.get_agent(agent.id)
+    assert loaded is not None
+    assert (loaded.status, loaded.pinned_version) == (AgentStatus.ARCHIVED, None)
+
+
 async def test_update_agent_can_release_a_pin(store: SqlAlchemyAgentStore) -> None:
     agent = await _published_twice(store, new_agent())
-    await store.update_agent(agent.activated(1, T0 + timedelta(days=1)))
+    pinned = agent.activated(1, T0 + timedelta(days=1))
+    assert await store.update_agent(pinned, agent)
 
-    released = agent.activated(2, T0 + timedelta(days=2))
-    await store.update_agent(released)
+    released = pinned.activated(2, T0 + timedelta(days=2))
+    assert await store.update_agent(released, pinned)
 
     loaded = await store.get_agent(agent.id)
     assert loaded is not None
@@ -262,7 +274,7 @@ async def test_a_version_round_trips_every_config_field(store: SqlAlchemyAgentSt
 async def test_publishing_releases_a_pin(store: SqlAlchemyAgentStore) -> None:
     agent = await _published_twice(store, new_agent())
     pinned = agent.activated(1, T0 + timedelta(days=1))
-    await store.update_agent(pinned)
+    assert await store.update_agent(pinned, agent)
 
     drafted = pinned.with_draft(prompted(pinned, "three"), pinned.draft.revision, T0 + timedelta(days=2))
     assert await store.save_draft(drafted, pinned.draft.revision)
