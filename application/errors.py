@@ -97,6 +97,12 @@ class Unauthorized(ApplicationError):
     code = "unauthorized"
 
 
+class Forbidden(ApplicationError):
+    """The key is valid but may not do this (an agent key outside what it is for)."""
+
+    code = "forbidden"
+
+
 class ToolCallFailed(Exception):
     """Raised by a ToolBox when a call fails in a way the tool failure policy knows."""
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, NewType
 
 from domain.errors import DomainError
-from domain.ids import OwnerId
+from domain.ids import AppId, OwnerId
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -80,6 +80,8 @@ class ApiKey:
     key_hash: str
     created_at: datetime
     revoked_at: datetime | None = None
+    # An agent key: it may only chat with this agent and reach its end users' conversations.
+    agent_id: AppId | None = None
 
     def __post_init__(self) -> None:
         if not self.id:

@@ -61,6 +61,9 @@ class AgentConfig:
     `stream_thoughts`: whether the reasoning a model gives before a tool call reaches the
     end user as it streams. Off, a step's text is held back until the step ends and sent
     only if it is the answer; the reasoning is still kept in the trace.
+
+    `suggested_questions_after_answer`: after each completed turn, up to 3 short questions the
+    end user might ask next are made off the request path (`GET /api/messages/{id}/suggested`).
     """
 
     app_id: AppId
@@ -82,6 +85,7 @@ class AgentConfig:
     entities_enabled: bool = True  # extract entities after each turn
     opening_statement: str = ""  # shown before the first turn
     suggested_questions: tuple[str, ...] = ()  # shown before the first turn
+    suggested_questions_after_answer: bool = False  # follow-up questions after each answer
 
     def __post_init__(self) -> None:
         if self.dialog_round < 0 or self.history_max_tokens < 0:

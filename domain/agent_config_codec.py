@@ -7,7 +7,7 @@ The plain form is nested by topic:
      "datasets", "retrieval_top_k", "retrieval_min_score",
      "memory": {"dialog_round", "history_max_tokens", "summary", "entities"},
      "review": {"input_keywords", "output_keywords", "response"},
-     "opening_statement", "suggested_questions"}
+     "opening_statement", "suggested_questions", "suggested_questions_after_answer"}
 
 Reading fills what is missing from the defaults, and refuses unknown fields and values of the
 wrong type or range with every problem named by its path ("memory.dialog_round: …").
@@ -64,6 +64,7 @@ def config_to_dict(config: AgentConfig) -> dict[str, Any]:
         },
         "opening_statement": config.opening_statement,
         "suggested_questions": list(config.suggested_questions),
+        "suggested_questions_after_answer": config.suggested_questions_after_answer,
     }
 
 
@@ -176,6 +177,8 @@ def _build(app_id: AppId, d: dict[str, Any], r: _Reader) -> AgentConfig:
         "entities_enabled": r.take(memory["entities"], "memory.entities", flag, "true or false"),
         "opening_statement": r.take(d["opening_statement"], "opening_statement", text, "text"),
         "suggested_questions": r.take(d["suggested_questions"], "suggested_questions", texts, "a list of questions"),
+        "suggested_questions_after_answer": r.take(d["suggested_questions_after_answer"],
+                                                   "suggested_questions_after_answer", flag, "true or false"),
     }
     r.take(review["input_keywords"], "review.input_keywords", texts, "a list of keywords")
     r.take(review["output_keywords"], "review.output_keywords", texts, "a list of keywords")

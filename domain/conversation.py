@@ -7,18 +7,38 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from domain.errors import DomainError
+from domain.ids import AppId, EndUserId
 from domain.messages import Usage
+from domain.text import text_problem
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from datetime import datetime
 
-    from domain.ids import AppId, ConversationId, MessageId, OwnerId, TaskId, ThoughtId
+    from domain.ids import ConversationId, MessageId, OwnerId, TaskId, ThoughtId
+
+DEFAULT_AGENT_ID = AppId("default")  # domain.agents.DEFAULT_AGENT
+MAX_TITLE_CHARS = 200
+MAX_NOTE_CHARS = 2000
+MAX_FOLLOW_UPS = 3
 
 
 def _aware(value: datetime, what: str) -> None:
     if value.tzinfo is None:
         raise DomainError(f"{what} must be timezone-aware")
+
+
+def check_title(title: str) -> str:
+    """A conversation's title: one line of 1 to 200 characters, white space folded."""
+    problem = text_problem(title)
+    if problem:
+        raise DomainError(f"the title: {problem}")
+    folded = " ".join(title.split())
+    if not folded or len(folded) > MAX_TITLE_CHARS:
+        raise DomainError(f"a title must be 1 to {MAX_TITLE_CHARS} characters besides white space")
+    return folded
+
+
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,12 +51,24 @@ class Conversation:
     summary: str = ""
     deleted_at: datetime | None = None
     is_debug: bool = False  # a debugger conversation (the draft's), kept apart from the published ones
+    # The request's `user`; ACCOUNT_ITSELF ("", which no `user` can be): the account chats as itself.
+    end_user: EndUserId = EndUserId("")
+    title: str = ""
+    title_by_user: bool = False  # a title set by hand wins over auto-titling for good
+    pinned: bool = False
+    # Read-model figures, kept by the store: the newest turn's time and how many turns there are.
+    last_active_at: datetime | None = None
+    message_count: int = 0
 
     def __post_init__(self) -> None:
         if not self.owner:
             raise DomainError("a conversation needs an owner")
         _aware(self.created_at, "created_at")
         _aware(self.updated_at, "updated_at")
+        if self.last_active_at is None:
+            object.__setattr__(self, "last_active_at", self.created_at)
+        if self.message_count < 0:
+            raise DomainError("a message count cannot be negative")
 
     def is_visible_to(self, owner: OwnerId) -> bool:
         """Only the owner sees a conversation, and nobody sees a deleted one."""
@@ -44,6 +76,25 @@ class Conversation:
 
     def with_summary(self, summary: str, at: datetime) -> Conversation:
         return replace(self, summary=summary, updated_at=at)
+
+    def renamed(self, title: str, at: datetime) -> Conversation:
+        """Titled by hand: auto-titling never changes it again."""
+        return replace(self, title=check_title(title), title_by_user=True, updated_at=at)
+
+    def auto_titled(self, title: str, at: datetime) -> Conversation:
+        """Titled by the platform, unless it has a title already."""
+        if self.title or self.title_by_user:
+            return self
+        return replace(self, title=check_title(title), updated_at=at)
+
+    @property
+    def needs_title(self) -> bool:
+        return not self.title and not self.title_by_user
+
+
+class Rating(enum.StrEnum):
+    LIKE = "like"
+    DISLIKE = "dislike"
 
 
 class MessageStatus(enum.StrEnum):
@@ -90,6 +141,16 @@ class Message:
     agent_version: int | None = None
     draft_revision: int | None = None
     entry_point: str = "api"
+    # Whose and which agent's: copied from the conversation, so that reads and stats need no join.
+    end_user: EndUserId = EndUserId("")  # as its conversation's
+    agent_id: AppId = DEFAULT_AGENT_ID
+    # A regeneration answers its parent's query again; a newer completed sibling supersedes it.
+    parent_message_id: MessageId | None = None
+    superseded: bool = False
+    rating: Rating | None = None
+    rating_note: str = ""
+    follow_ups: tuple[str, ...] | None = None  # None: not made (yet)
+    first_token_latency: float | None = None  # seconds to the answer's first delta
 
     def __post_init__(self) -> None:
         if not self.query.strip():
@@ -98,6 +159,22 @@ class Message:
         _aware(self.updated_at, "updated_at")
         if self.latency < 0:
             raise DomainError("latency cannot be negative")
+        if len(self.rating_note) > MAX_NOTE_CHARS:
+            raise DomainError(f"a feedback note is at most {MAX_NOTE_CHARS} characters")
+        if self.follow_ups is not None and len(self.follow_ups) > MAX_FOLLOW_UPS:
+            raise DomainError(f"at most {MAX_FOLLOW_UPS} follow-up questions")
+
+    @property
+    def is_history(self) -> bool:
+        """A completed turn that no newer answer to the same query replaced."""
+        return self.is_completed_turn and not self.superseded
+
+    def rated(self, rating: Rating | None, note: str) -> Message:
+        """Feedback replaces the earlier one; None clears it (and its note)."""
+        problem = text_problem(note)
+        if problem:
+            raise DomainError(f"the note: {problem}")
+        return replace(self, rating=rating, rating_note=note.strip() if rating is not None else "")
 
     @property
     def is_completed_turn(self) -> bool:
@@ -117,6 +194,7 @@ class Message:
             prompt=outcome.prompt,
             usage=outcome.usage,
             latency=outcome.latency,
+            first_token_latency=outcome.first_token_latency,
             updated_at=at,
         )
 
@@ -129,6 +207,7 @@ class TurnOutcome:
     latency: float
     prompt: str = ""
     error: str = ""
+    first_token_latency: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,3 +8,6 @@ ConversationId = NewType("ConversationId", str)
 MessageId = NewType("MessageId", str)
 TaskId = NewType("TaskId", str)
 ThoughtId = NewType("ThoughtId", str)
+# Who chats, under an account: the request's `user` (a front end's own id for its user), or the
+# account itself when a request names none. Opaque to the platform.
+EndUserId = NewType("EndUserId", str)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from domain.errors import DomainError
@@ -89,11 +89,26 @@ class UpkeepState:
     """Where a conversation's upkeep stands.
 
     `summarized_through`: the newest turn already folded into the rolling summary (None: unknown);
-    `forgotten_at`: memory was wiped then, so upkeep ignores turns from before.
+    `forgotten_at`: memory was wiped then, so upkeep ignores turns from before;
+    `rollback_through` and `rollback_summary`: the cursor and the summary from before the last
+    update, so that a regenerated answer replaces the superseded one in the summary instead of
+    being counted beside it (None: not known).
     """
 
     summarized_through: MessageId | None = None
     forgotten_at: datetime | None = None
+    rollback_through: MessageId | None = None
+    rollback_summary: str | None = None
+
+    def rolled_back(self) -> UpkeepState:
+        """The state from before the last update."""
+        return replace(self, summarized_through=self.rollback_through, rollback_through=None, rollback_summary=None)
+
+    def advanced(self, through: MessageId, summary_before: str) -> UpkeepState:
+        """Summarised up to `through`, with what to roll back to."""
+        return replace(
+            self, summarized_through=through, rollback_through=self.summarized_through, rollback_summary=summary_before
+        )
 
 
 SUMMARY_CATCH_UP = 5  # turns a summary update reads at most, to catch up after failures

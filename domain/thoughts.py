@@ -38,7 +38,8 @@ _TERMINAL = frozenset(
 
 @dataclass(frozen=True, slots=True)
 class AgentThought:
-    """One event of a turn. Deltas of one answer share `id`."""
+    """One event of a turn. Deltas of one answer share `id`. A terminal event carries
+    `conversation_title`, the conversation's title, when it has one by then ("" otherwise)."""
 
     id: ThoughtId
     task_id: TaskId
@@ -57,6 +58,7 @@ class AgentThought:
     total_price: float = 0.0
     tokens_estimated: bool = False  # some tokens counted locally (see `Usage.estimated`)
     latency: float = 0.0
+    conversation_title: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.event, ThoughtEvent):

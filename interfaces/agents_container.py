@@ -13,8 +13,11 @@ from application.agents.ensure_default_agent import EnsureDefaultAgent
 from application.agents.manage_versions import ActivateVersion, RestoreVersion
 from application.agents.publish_agent import PublishAgent
 from application.agents.read_agents import DiffVersions, GetAgent, GetVersion, ListAgents, ListVersions
+from application.agents.read_parameters import ReadParameters
 from application.agents.resolve_config import ResolveConfig
 from application.agents.save_draft import SaveDraft
+from application.agents.usage_stats import ReadUsageStats
+from infrastructure.persistence.sqlalchemy_usage_stats import SqlAlchemyUsageStats
 
 if TYPE_CHECKING:
     from application.agents.cached_agent_store import CachedAgentStore
@@ -22,6 +25,7 @@ if TYPE_CHECKING:
     from application.ports.knowledge_base import KnowledgeBase
     from application.ports.runtime import Clock, IdGenerator
     from application.ports.tools import ToolBox
+    from infrastructure.persistence.database import Database
 
 
 class AgentsContainer(containers.DeclarativeContainer):
@@ -31,6 +35,7 @@ class AgentsContainer(containers.DeclarativeContainer):
     knowledge: providers.Dependency[KnowledgeBase] = providers.Dependency()
     clock: providers.Dependency[Clock] = providers.Dependency()
     ids: providers.Dependency[IdGenerator] = providers.Dependency()
+    database: providers.Dependency[Database] = providers.Dependency()
 
     # Changes start from the agent as the database has it; turns and reads may take the cached one.
     fresh = providers.Callable(lambda store: store.fresh(), store)
@@ -49,3 +54,7 @@ class AgentsContainer(containers.DeclarativeContainer):
     restore_version = providers.Singleton(RestoreVersion, store=fresh, clock=clock)
     activate_version = providers.Singleton(ActivateVersion, store=fresh, clock=clock)
     diff_versions = providers.Singleton(DiffVersions, store=store)
+    # Counted by the database over the messages table, not from the agent store.
+    usage_stats = providers.Singleton(SqlAlchemyUsageStats, database=database)
+    read_usage_stats = providers.Singleton(ReadUsageStats, agents=store, stats=usage_stats, clock=clock)
+    read_parameters = providers.Singleton(ReadParameters, store=store, resolve=resolve_config, models=models)

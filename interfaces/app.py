@@ -9,7 +9,22 @@ from typing import TYPE_CHECKING
 from fastapi import FastAPI
 
 from interfaces.container import Container
-from interfaces.http import agents, chat, datasets, health, history, memory, models, tasks
+from interfaces.http import (
+    agent_keys,
+    agent_parameters,
+    agent_stats,
+    agents,
+    chat,
+    conversations,
+    datasets,
+    follow_ups,
+    health,
+    history,
+    memory,
+    messages,
+    models,
+    tasks,
+)
 from interfaces.http.body_limit import BodyLimit, BodyLimits
 from interfaces.http.errors import install_error_handlers
 from interfaces.http.key_gate import KeyGate
@@ -67,7 +82,8 @@ def create_app(settings: Settings | None = None, container: Container | None = N
 
     app = FastAPI(title="memagent", version="0.1.0", lifespan=lifespan)
     app.state.container = container
-    for module in (chat, tasks, history, datasets, memory, health, agents, models):
+    for module in (chat, tasks, history, datasets, memory, health, agents, models, follow_ups, agent_keys,
+                   agent_parameters, agent_stats, conversations, messages):
         app.include_router(module.router)
     if mcp is not None:
         app.mount("/mcp", mcp_http_app(mcp, container, loopback_only=not settings.auth.require_keys))

@@ -13,8 +13,8 @@ from pydantic import ValidationError
 from pydantic_settings import SettingsError
 
 from application.errors import ApplicationError
-from domain.accounts import ApiKeyId
-from domain.ids import OwnerId
+from domain.accounts import ApiKey, ApiKeyId
+from domain.ids import AppId, OwnerId
 from infrastructure.models.scripted_model import HOW_TO_CONFIGURE
 from infrastructure.persistence.migrate import run_migrations
 from interfaces.app import build_container, create_app
@@ -27,6 +27,7 @@ from interfaces.settings_errors import invalid_settings_line
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
+    from application.accounts.create_api_key import CreatedKey
     from interfaces.container import Container
 
 
@@ -42,11 +43,14 @@ def _parser() -> argparse.ArgumentParser:
     keys = commands.add_parser("keys", help="API keys: create, list, revoke").add_subparsers(
         dest="keys_command", required=True
     )
-    create = keys.add_parser("create", help="create a key (for a new account unless --owner); shown once")
+    create = keys.add_parser("create", help="create a key (for a new account unless --owner or --agent); shown once")
     create.add_argument("name", help="what the key is for, e.g. a person or a service")
     create.add_argument("--owner", help="add the key to this existing account instead of a new one")
-    listing = keys.add_parser("list", help="list keys: id, owner, name, created, revoked (never the keys)")
+    create.add_argument("--agent", help="an agent key: bound to this agent, for the agent's owner; it may only "
+                        "chat with the agent and reach its end users' conversations")
+    listing = keys.add_parser("list", help="list keys: id, owner, name, created, revoked, agent (never the keys)")
     listing.add_argument("--owner", help="only this account's keys")
+    listing.add_argument("--agent", help="only the keys bound to this agent")
     revoke = keys.add_parser("revoke", help="revoke a key by id; requests with it are refused at once")
     revoke.add_argument("id", help="the key's id, as `memagent keys list` shows it")
     add_agents_commands(commands)
@@ -148,17 +152,19 @@ def _with_database(settings: Settings, work: Callable[[Container], Awaitable[T]]
 def _keys(settings: Settings, args: argparse.Namespace) -> int:
     try:
         if args.keys_command == "create":
-            created = _with_database(settings, lambda c: c.create_api_key()(args.name, args.owner))
+            created = _with_database(settings, lambda c: _create_key(c, args))
             key = created.key
             # The key goes to stdout once, for the operator to hand on; only its hash is stored.
             print(f"key    {created.raw}\nid     {key.id}\nowner  {key.owner}\nname   {key.name}")
+            if key.agent_id is not None:
+                print(f"agent  {key.agent_id}")
             print("memagent: keep the key now: only its hash is stored, it cannot be shown again",
                   file=sys.stderr)
         elif args.keys_command == "list":
-            owner = OwnerId(args.owner) if args.owner else None
-            for key in _with_database(settings, lambda c: c.list_api_keys()(owner)):
+            for key in _with_database(settings, lambda c: _list_keys(c, args)):
                 revoked = f"revoked {key.revoked_at.isoformat()}" if key.revoked_at else "active"
-                print(f"{key.id}\t{key.owner}\t{key.name}\t{key.created_at.isoformat()}\t{revoked}")
+                print(f"{key.id}\t{key.owner}\t{key.name}\t{key.created_at.isoformat()}\t{revoked}"
+                      f"\t{key.agent_id or '-'}")
         else:
             key = _with_database(settings, lambda c: c.revoke_api_key()(ApiKeyId(args.id)))
             print(f"memagent: revoked key {key.id} ({key.name!r} of owner {key.owner})")
@@ -166,6 +172,21 @@ def _keys(settings: Settings, args: argparse.Namespace) -> int:
         print(f"memagent: keys {args.keys_command}: {failure.message}", file=sys.stderr)
         return 1
     return 0
+
+
+async def _create_key(container: Container, args: argparse.Namespace) -> CreatedKey:
+    if args.agent is None:
+        return await container.create_api_key()(args.name, args.owner)
+    # An agent key belongs to the agent's owner: the operator names the agent, not the account.
+    owner = OwnerId(args.owner) if args.owner is not None else None
+    return await container.create_agent_key()(args.name, AppId(args.agent), owner)
+
+
+async def _list_keys(container: Container, args: argparse.Namespace) -> list[ApiKey]:
+    owner = OwnerId(args.owner) if args.owner else None
+    if args.agent is None:
+        return await container.list_api_keys()(owner)
+    return await container.list_agent_keys()(AppId(args.agent), owner)
 
 
 def _mcp(settings: Settings, owner: str | None) -> int:

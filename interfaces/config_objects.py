@@ -26,6 +26,7 @@ def default_agent(agent: dict) -> AgentConfig:  # type: ignore[type-arg]
         summary_enabled=agent.get("summary_enabled", True),
         stream_thoughts=agent.get("stream_thoughts", False),
         language=agent.get("language", "en"),
+        suggested_questions_after_answer=agent.get("suggested_questions_after_answer", False),
     )
 
 

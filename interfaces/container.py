@@ -9,12 +9,16 @@ from __future__ import annotations
 from dependency_injector import containers, providers
 
 from application.accounts.authenticate import Authenticate
+from application.accounts.create_agent_key import CreateAgentKey
 from application.accounts.create_api_key import CreateApiKey
+from application.accounts.list_agent_keys import ListAgentKeys
 from application.accounts.list_api_keys import ListApiKeys
+from application.accounts.revoke_agent_key import RevokeAgentKey
 from application.accounts.revoke_api_key import RevokeApiKey
 from application.agents.cached_agent_store import CachedAgentStore
 from application.chat_turn.agent_loop import AgentLoop
 from application.chat_turn.launch_turn import LaunchTurn
+from application.chat_turn.regenerate_answer import RegenerateAnswer
 from application.chat_turn.run_chat_turn import RunChatTurn, TurnLimits
 from application.chat_turn.save_outcome import SaveOutcome
 from application.chat_turn.start_chat_turn import InputLimits, StartChatTurn
@@ -77,6 +81,8 @@ from infrastructure.tools.mcp_client import McpServers
 from infrastructure.tools.mcp_transport import server_configs
 from interfaces.agents_container import AgentsContainer
 from interfaces.config_objects import default_agent, memory_policy_of
+from interfaces.conversations_container import ConversationsContainer
+from interfaces.writers_container import WritersContainer
 
 
 class Container(containers.DeclarativeContainer):
@@ -165,7 +171,7 @@ class Container(containers.DeclarativeContainer):
     default_agent_config = providers.Singleton(default_agent, agent=config.agent)
     agents = providers.Container(
         AgentsContainer, store=agent_store, models=chat_models, toolbox=toolbox, knowledge=knowledge_base,
-        clock=clock, ids=ids,
+        clock=clock, ids=ids, database=database,
     )
 
     turn_limits = providers.Singleton(
@@ -226,6 +232,10 @@ class Container(containers.DeclarativeContainer):
         policy=memory_policy,
     )
     upkeep_scheduler = providers.Singleton(UpkeepScheduler, upkeep=memory_upkeep, spawner=spawner)
+    writers = providers.Container(  # titles, follow-up questions, and AfterTurn (with the upkeep)
+        WritersContainer, provider=config.llm["provider"], model=chat_model, store=message_store, agents=agent_store,
+        clock=clock, spawner=spawner, upkeep=upkeep_scheduler, title_wait=config.titles.wait,
+    )
     conversation_memory = providers.Singleton(
         ConversationMemory, store=message_store, memory=memory_store, entities=memory_store, ledger=memory_store,
         clock=clock, policy=memory_policy,
@@ -248,7 +258,7 @@ class Container(containers.DeclarativeContainer):
     )
     run_turn = providers.Singleton(
         RunChatTurn, save=providers.Singleton(SaveOutcome, store=message_store, retry_for=config.turn.save_retry),
-        short_term=short_term, recall=memory_recall, upkeep=upkeep_scheduler, parts=turn_parts, limits=turn_limits,
+        short_term=short_term, recall=memory_recall, after=writers.after_turn, parts=turn_parts, limits=turn_limits,
     )
     launch_turn = providers.Singleton(
         LaunchTurn, tasks=task_control, events=event_log, run_turn=run_turn, spawner=spawner,
@@ -259,7 +269,7 @@ class Container(containers.DeclarativeContainer):
         limits=input_limits,
     )
     follow_task = providers.Singleton(
-        FollowTask, tasks=task_control, events=event_log, presence=task_presence, clock=clock,
+        FollowTask, tasks=task_control, events=event_log, presence=task_presence, store=message_store, clock=clock,
         times=providers.Singleton(
             FollowTimes, keepalive=config.events.keepalive, client_grace=config.turn.client_grace
         ),
@@ -273,6 +283,10 @@ class Container(containers.DeclarativeContainer):
     )
     stop_task = providers.Singleton(StopTask, tasks=task_control, store=message_store)
     read_history = providers.Singleton(ReadHistory, store=message_store)
+    regenerate_answer = providers.Singleton(RegenerateAnswer, store=message_store, start=start_turn)
+    conversations = providers.Container(
+        ConversationsContainer, store=message_store, tasks=task_control, memory=conversation_memory, clock=clock
+    )
     memory_queries = providers.Singleton(MemoryQueries, store=message_store, embedder=embedder)
 
     document_limits = providers.Singleton(
@@ -291,3 +305,7 @@ class Container(containers.DeclarativeContainer):
     create_api_key = providers.Singleton(CreateApiKey, keys=api_key_store, secrets=secrets, clock=clock, ids=ids)
     list_api_keys = providers.Singleton(ListApiKeys, keys=api_key_store)
     revoke_api_key = providers.Singleton(RevokeApiKey, keys=api_key_store, clock=clock)
+    # Agent keys read the agent from the database: one made a moment ago by another process counts.
+    create_agent_key = providers.Singleton(CreateAgentKey, create=create_api_key, agents=agents.fresh)
+    list_agent_keys = providers.Singleton(ListAgentKeys, keys=api_key_store, agents=agents.fresh)
+    revoke_agent_key = providers.Singleton(RevokeAgentKey, keys=api_key_store, agents=agents.fresh, clock=clock)

@@ -189,7 +189,8 @@ def bearer_owner(container: Container) -> OwnerOf:
 
     async def owner_of(headers: Mapping[str, str] | None) -> OwnerId:
         authorization = headers.get("authorization") if headers is not None else None
-        return await container.authenticate()(authorization)
+        caller = await container.authenticate()(authorization)
+        return caller.account("use the MCP server")
 
     return owner_of
 
@@ -207,7 +208,7 @@ class _Authenticated:
                 (v.decode("latin-1") for k, v in scope.get("headers", []) if k.lower() == b"authorization"), None
             )
             try:
-                await self._container.authenticate()(authorization)
+                (await self._container.authenticate()(authorization)).account("use the MCP server")
             except ApplicationError as failure:
                 await policy_response(failure)(scope, receive, send)  # the HTTP API's own answer
                 return

@@ -160,6 +160,9 @@ class AgentSettings(BaseModel):
         False, description="stream the text a model writes before a tool call as part of the answer"
     )
     language: Literal["en", "zh"] = Field("en", description="language of the platform's rules in the system prompt")
+    suggested_questions_after_answer: bool = Field(
+        False, description="after each answer, up to 3 follow-up questions (GET /api/messages/{id}/suggested)"
+    )
     dataset_ids: list[str] = Field(default_factory=list, description="JSON list: datasets the agent searches")
     retrieval_top_k: int = Field(3, ge=1, le=50, description="passages a knowledge-base search returns")
     retrieval_min_score: float = Field(0.0, ge=-1, le=1, description="similarity below which a passage is left out")
@@ -168,6 +171,13 @@ class AgentSettings(BaseModel):
 class AgentsSettings(BaseModel):
     cache_ttl: float = Field(
         2.0, ge=0, description="seconds an agent read stays in process; another process's change shows within it"
+    )
+
+
+class TitlesSettings(BaseModel):
+    wait: float = Field(
+        0.5, ge=0, le=10,
+        description="seconds a turn's terminal event waits, at most, for its conversation's new title (first turn)",
     )
 
 
@@ -293,6 +303,7 @@ class Settings(BaseSettings):
     )
     agent: AgentSettings = AgentSettings()
     agents: AgentsSettings = AgentsSettings()
+    titles: TitlesSettings = TitlesSettings()
     turn: TurnSettings = TurnSettings()
     server: ServerSettings = ServerSettings()
     auth: AuthSettings = AuthSettings()

@@ -12,15 +12,13 @@ from typing import TYPE_CHECKING, Any
 from application.errors import (
     Conflict,
     ModelError,
-    NotFound,
     StoreUnavailable,
 )
 from application.ports.chat_model import ModelChunk
 from application.ports.chat_models import ModelProfile
 from domain.agent import AgentConfig, ModelCapabilities, ModelParams
 from domain.agents import PLATFORM_OWNER, Agent, AgentDraft, AgentStatus, AgentVersion
-from domain.conversation import Conversation, Message, MessageAgentThought, MessageStatus
-from domain.ids import AppId, ConversationId, MessageId, OwnerId, TaskId
+from domain.ids import AppId, OwnerId, TaskId
 from domain.knowledge import Chunk, Dataset, ScoredChunk, cosine
 from domain.messages import Msg
 from domain.tools import ToolCall, ToolSpec
@@ -64,76 +62,6 @@ class SequentialIds:
 class WordTokenizer:
     def count(self, text: str) -> int:
         return len(text.split())
-
-
-class FakeMessageStore:
-    def __init__(self) -> None:
-        self.conversations: dict[str, Conversation] = {}
-        self.messages: dict[str, Message] = {}
-        self.steps: dict[str, list[MessageAgentThought]] = {}
-        self.fail_finish = False
-        self.failing_finishes = 0  # this many saves fail (the database is down), then they work again
-        self.refuse_full_outcome: BaseException | None = None  # raised for an outcome with an answer or steps
-
-    async def get_conversation(self, conversation_id: ConversationId, owner: OwnerId) -> Conversation | None:
-        found = self.conversations.get(conversation_id)
-        return found if found is not None and found.is_visible_to(owner) else None
-
-    async def open_turn(self, message: Message, new_conversation: Conversation | None) -> Conversation | None:
-        if new_conversation is not None:
-            self.conversations[new_conversation.id] = new_conversation
-        conversation = await self.get_conversation(message.conversation_id, message.owner)
-        if conversation is None:
-            return None
-        if any(m.status is MessageStatus.RUNNING for m in self._of(conversation.id)):
-            raise Conflict(f"Conversation {conversation.id!r} already has a turn running.")
-        self.messages[message.id] = message
-        return conversation
-
-    async def finish_message(self, message: Message, steps: Sequence[MessageAgentThought]) -> None:
-        if self.fail_finish or self.failing_finishes > 0:
-            self.failing_finishes -= 1
-            raise StoreUnavailable("The database is unavailable.")
-        if self.refuse_full_outcome is not None and (steps or message.answer):
-            raise self.refuse_full_outcome
-        current = self.messages.get(message.id)
-        if current is None or current.status is not MessageStatus.RUNNING:
-            raise NotFound(f"Message {message.id!r} is not running.")
-        self.messages[message.id] = message
-        self.steps[message.id] = list(steps)
-
-    async def running_messages(self, created_before: datetime, limit: int) -> list[Message]:
-        running = [m for m in self.messages.values() if m.status is MessageStatus.RUNNING]
-        return sorted((m for m in running if m.created_at < created_before), key=lambda m: m.created_at)[:limit]
-
-    async def save_summary(self, conversation: Conversation) -> None:
-        self.conversations[conversation.id] = conversation
-
-    async def get_message(self, message_id: MessageId, owner: OwnerId) -> Message | None:
-        found = self.messages.get(message_id)
-        return found if found is not None and found.owner == owner else None
-
-    async def recent_messages(self, conversation_id: ConversationId, limit: int) -> list[Message]:
-        done = [m for m in self._of(conversation_id) if m.is_completed_turn]
-        return done[-limit:] if limit else []
-
-    async def conversation_tail(
-        self, conversation_id: ConversationId, owner: OwnerId, limit: int
-    ) -> tuple[Conversation, list[Message]] | None:
-        conversation = await self.get_conversation(conversation_id, owner)
-        if conversation is None:
-            return None
-        return conversation, await self.recent_messages(conversation_id, limit)
-
-    async def list_messages(self, conversation_id: ConversationId, offset: int, limit: int) -> list[Message]:
-        return self._of(conversation_id)[offset : offset + limit]
-
-    async def list_steps(self, message_id: MessageId) -> list[MessageAgentThought]:
-        return sorted(self.steps.get(message_id, []), key=lambda s: s.position)
-
-    def _of(self, conversation_id: ConversationId) -> list[Message]:
-        return sorted((m for m in self.messages.values() if m.conversation_id == conversation_id),
-                      key=lambda m: m.created_at)
 
 
 class FakeSummarizer:
@@ -331,9 +259,12 @@ class FakeApiKeyStore:
         self.lookups += 1
         return next((k for k in self.keys.values() if k.key_hash == key_hash), None)
 
-    async def list_keys(self, owner: OwnerId | None = None) -> list[ApiKey]:
+    async def list_keys(self, owner: OwnerId | None = None, *, agent_id: AppId | None = None) -> list[ApiKey]:
         self._check()
-        found = [k for k in self.keys.values() if owner is None or k.owner == owner]
+        found = [
+            k for k in self.keys.values()
+            if (owner is None or k.owner == owner) and (agent_id is None or k.agent_id == agent_id)
+        ]
         return sorted(found, key=lambda k: (k.created_at, k.id))
 
     async def revoke(self, key_id: ApiKeyId, at: datetime) -> ApiKey | None:

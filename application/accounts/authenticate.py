@@ -8,11 +8,12 @@ locally; a wrong key is refused in both modes.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from application.errors import Unauthorized
+from application.errors import Forbidden, Unauthorized
 from domain.accounts import hash_api_key, looks_like_key
-from domain.ids import OwnerId
+from domain.ids import AppId, OwnerId
 
 if TYPE_CHECKING:
     from application.ports.api_keys import ApiKeyStore
@@ -21,6 +22,23 @@ LOCAL_OWNER = OwnerId("local")
 HOW_TO_AUTHENTICATE = (
     "Send `Authorization: Bearer <key>`; an operator creates keys with `memagent keys create <name>`."
 )
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who sent a request: an account, through an account key or an agent key (`agent_id`)."""
+
+    owner: OwnerId
+    agent_id: AppId | None = None
+
+    def account(self, what: str) -> OwnerId:
+        """The owner, for what only an account key may do; an agent key is `Forbidden`."""
+        if self.agent_id is not None:
+            raise Forbidden(
+                f"This key is bound to agent {self.agent_id!r}: it may chat with it, read its parameters and "
+                f"manage its end users' conversations, not {what}. Use an account key."
+            )
+        return self.owner
 
 
 class Authenticate:
@@ -32,18 +50,18 @@ class Authenticate:
     def require_keys(self) -> bool:
         return self._require_keys
 
-    async def __call__(self, authorization: str | None) -> OwnerId:
-        """The owner the request acts for; raises `Unauthorized` otherwise."""
+    async def __call__(self, authorization: str | None) -> Caller:
+        """Who the request acts for; raises `Unauthorized` otherwise."""
         scheme, _, token = (authorization or "").strip().partition(" ")
         if scheme.lower() != "bearer":
             # No header, or another scheme (e.g. Basic from a proxy in front): no key was sent.
             if self._require_keys:
                 raise Unauthorized(f"An API key is required. {HOW_TO_AUTHENTICATE}")
-            return LOCAL_OWNER
+            return Caller(LOCAL_OWNER)
         token = token.strip()
         # The lookup is by the hash of what was sent, so its timing tells nothing about stored keys.
         if looks_like_key(token):
             key = await self._keys.find_by_hash(hash_api_key(token))
             if key is not None and key.matches(token):
-                return key.owner
+                return Caller(key.owner, key.agent_id)
         raise Unauthorized(f"The API key is not valid or was revoked. {HOW_TO_AUTHENTICATE}")

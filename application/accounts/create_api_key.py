@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from application.errors import InvalidInput
 from domain.accounts import ApiKey, ApiKeyId, check_owner, hash_api_key, make_raw_key
 from domain.errors import DomainError
-from domain.ids import OwnerId
+from domain.ids import AppId, OwnerId
 
 if TYPE_CHECKING:
     from application.ports.api_keys import ApiKeyStore, SecretSource
@@ -31,14 +31,15 @@ class CreateApiKey:
         self._clock = clock
         self._ids = ids
 
-    async def __call__(self, name: str, owner: str | None = None) -> CreatedKey:
-        """A new key named `name`, for `owner`, or for a new account when no owner is given."""
+    async def __call__(self, name: str, owner: str | None = None, *, agent_id: AppId | None = None) -> CreatedKey:
+        """A new key named `name`, for `owner`, or for a new account when no owner is given; bound to
+        `agent_id` when given (`CreateAgentKey` checks that the agent is the owner's)."""
         try:
             account = check_owner(owner) if owner is not None else OwnerId(self._ids.new_id())
             raw = make_raw_key(self._secrets.new_secret())
             key = ApiKey(
                 id=ApiKeyId(self._ids.new_id()), owner=account, name=name.strip(),
-                key_hash=hash_api_key(raw), created_at=self._clock.now(),
+                key_hash=hash_api_key(raw), created_at=self._clock.now(), agent_id=agent_id,
             )
         except DomainError as broken:
             raise InvalidInput(str(broken)) from broken

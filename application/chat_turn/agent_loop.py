@@ -48,6 +48,11 @@ class LoopState:
     usage: Usage = field(default_factory=Usage)
     refused: bool = False  # the input review answered: the exchange stays out of memory
     answer_id: ThoughtId | None = None  # the id the answer's deltas share, once one is sent
+    first_token_latency: float | None = None  # seconds into the turn when the answer's first text went out
+
+    def answer_sent(self, at: float) -> None:
+        if self.first_token_latency is None:
+            self.first_token_latency = round(at, 6)
 
 
 def prompt_snapshot(messages: Sequence[Msg]) -> str:
@@ -152,6 +157,7 @@ class AgentLoop:
         """Publish the text from `sent` up to `upto`; how much is out then."""
         if upto > sent:
             self.state.answer, self.state.answer_id = text[:upto], thought_id
+            self.state.answer_sent(self._events.elapsed)
             await self._events.publish(ThoughtEvent.AGENT_MESSAGE, thought_id, answer=text[sent:upto])
         return max(sent, upto)
 
@@ -170,6 +176,7 @@ class AgentLoop:
         self.state.answer, self.state.answer_id = reply.text, reply.thought_id
         totals = self.state.usage
         if reply.sent < len(reply.text):  # held back until the step ended: it is the answer after all
+            self.state.answer_sent(self._events.elapsed)
             await self._events.publish(ThoughtEvent.AGENT_MESSAGE, reply.thought_id, answer=reply.text[reply.sent:])
         # The closing delta is empty and carries the turn's totals for the client.
         await self._events.publish(ThoughtEvent.AGENT_MESSAGE, reply.thought_id, usage=totals)

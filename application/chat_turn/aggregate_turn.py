@@ -14,7 +14,6 @@ if TYPE_CHECKING:
     from application.ports.event_log import LoggedEvent
 
 
-
 @dataclass(slots=True)
 class TurnResult:
     status: MessageStatus = MessageStatus.RUNNING
@@ -23,6 +22,7 @@ class TurnResult:
     total_token_count: int = 0
     total_price: float = 0.0
     latency: float = 0.0
+    conversation_title: str = ""  # the terminal event's: "" while the conversation has none
     thoughts: list[AgentThought] = field(default_factory=list)
 
 
@@ -41,6 +41,7 @@ async def aggregate(stream: AsyncIterator[LoggedEvent | None]) -> TurnResult:
             result.error = thought.observation
             result.total_token_count, result.total_price = thought.total_token_count, thought.total_price
             result.latency = thought.latency
+            result.conversation_title = thought.conversation_title
             # agent_end carries the final answer, which output review may have replaced
             streamed = "".join(deltas.get(last_id, []))
             result.answer = thought.answer if thought.event is ThoughtEvent.AGENT_END else streamed

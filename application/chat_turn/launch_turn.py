@@ -28,7 +28,7 @@ class LaunchTurn:
         """Raises the task control's failure, before anything runs."""
         message = turn.message
         await self._tasks.register(
-            TaskInfo(message.task_id, message.owner, turn.conversation.id, message.id), self._task_ttl
+            TaskInfo.of(message), self._task_ttl
         )
         # Before the spawn, so that a follower here never asks the log's server for the first events.
         await self._events.open(message.task_id)

@@ -17,13 +17,13 @@ from domain.thoughts import ThoughtEvent
 from domain.tools import RetryPolicy
 
 if TYPE_CHECKING:
+    from application.chat_turn.after_turn import AfterTurn
     from application.chat_turn.agent_loop import AgentLoop, LoopState
     from application.chat_turn.save_outcome import SaveOutcome
     from application.chat_turn.turn import Turn
     from application.chat_turn.turn_events import TurnEvents
     from application.chat_turn.turn_parts import TurnParts
     from application.memory.long_term_recall import LongTermRecall
-    from application.memory.schedule_upkeep import TurnUpkeep
     from application.memory.short_term_memory import ShortTermMemory
 
 log = logging.getLogger(__name__)
@@ -53,14 +53,14 @@ class RunChatTurn:
         save: SaveOutcome,
         short_term: ShortTermMemory,
         recall: LongTermRecall,
-        upkeep: TurnUpkeep,
+        after: AfterTurn,
         parts: TurnParts,
         limits: TurnLimits,
     ) -> None:
         self._save = save
         self._short_term = short_term
         self._recall = recall
-        self._upkeep = upkeep
+        self._after = after
         self._parts = parts
         self._limits = limits
 
@@ -91,7 +91,7 @@ class RunChatTurn:
         if config.input_review.hit(turn.message.query):  # before memory is read: a blocked query costs nothing
             await self._refuse(events, loop, config.input_review.preset_response)
             return
-        window = await self._short_term.window(conversation, config)
+        window = await self._short_term.window(conversation, config, without=turn.replaces)
         remembered = await self._recall.recall(conversation, config, turn.message.query, window)
         recall = await events.publish(ThoughtEvent.LONG_TERM_MEMORY_RECALL, observation=remembered.observation)
         events.record_step(recall.id, ThoughtEvent.LONG_TERM_MEMORY_RECALL, observation=remembered.observation)
@@ -111,14 +111,17 @@ class RunChatTurn:
     async def _refuse(self, events: TurnEvents, loop: AgentLoop, preset: str) -> None:
         """The input review's answer: no memory read, no model call, nothing embedded."""
         loop.state.answer, loop.state.refused = preset, True
+        loop.state.answer_sent(events.elapsed)
         reply = await events.publish(ThoughtEvent.AGENT_MESSAGE, answer=preset)
         events.record_step(reply.id, ThoughtEvent.AGENT_MESSAGE, thought=INPUT_REVIEW_HIT, answer=preset)
         await events.flush()
 
     async def _publish_end(
-        self, turn: Turn, events: TurnEvents, end: ThoughtEvent, answer: str, error: str, state: LoopState
+        self, turn: Turn, events: TurnEvents, end: ThoughtEvent, answer: str, error: str, state: LoopState,
+        title: str,
     ) -> None:
-        """The terminal event, then the log's retention; each failure is logged, never raised."""
+        """The terminal event (with the conversation's title when it has one), then the log's
+        retention; each failure is logged, never raised."""
         task_id = turn.message.task_id
         lost = events.take_failure()  # the turn was cancelled before it could raise this one
         if lost is not None:
@@ -127,7 +130,7 @@ class RunChatTurn:
             if end is not ThoughtEvent.AGENT_END and state.answer_id is not None:
                 # The answer was cut: its closing delta still carries what the turn consumed.
                 await events.publish(ThoughtEvent.AGENT_MESSAGE, state.answer_id, usage=state.usage)
-            await events.publish(end, answer=answer, observation=error, usage=state.usage)
+            await events.publish(end, answer=answer, observation=error, usage=state.usage, conversation_title=title)
             await events.flush()
         except ApplicationError as failure:
             log.error("turn %s: could not publish its end: %s", task_id, failure.message)
@@ -139,10 +142,13 @@ class RunChatTurn:
         answer = state.answer
         if status is MessageStatus.NORMAL and turn.config.output_review.hit(answer):
             answer = turn.config.output_review.preset_response
-        outcome = TurnOutcome(answer, status, state.usage, round(events.elapsed, 6), state.prompt, error)
+        outcome = TurnOutcome(
+            answer, status, state.usage, round(events.elapsed, 6), state.prompt, error, state.first_token_latency
+        )
         finished = turn.message.finish(outcome, events.now())
         failure = await self._save(finished, events.steps)
         remembered = failure is None and not state.refused  # a refused query is kept out of memory upkeep
+        title = turn.conversation.title
         if failure is not None:
             status, error = MessageStatus.ERROR, failure.message
             if not isinstance(failure, StoreUnavailable):  # refused, not down: a bare error frees the conversation
@@ -152,7 +158,8 @@ class RunChatTurn:
             # The window cache: a failure only costs a rebuild from the record later.
             await best_effort(self._short_term.remember(finished, turn.config), None,
                               f"turn {turn.message.task_id}: the memory window update")
-            await self._upkeep.before_end(turn.config, finished)  # inline entity extraction, when configured
-        await self._publish_end(turn, events, _TERMINAL[status], answer, error, state)
+            # Inline entity extraction when configured; the title and follow-up questions started.
+            title = await self._after.before_end(turn, finished)
+        await self._publish_end(turn, events, _TERMINAL[status], answer, error, state, title)
         if remembered:
-            self._upkeep.after_end(turn.config, finished)  # memory upkeep, off the request path (§3 step 7)
+            self._after.after_end(turn.config, finished)  # memory upkeep, off the request path (§3 step 7)

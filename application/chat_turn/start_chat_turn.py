@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from application.chat_turn.turn import ChatRequest, Turn, TurnHandle
-from application.errors import ApplicationError, InvalidInput, NotFound
+from application.errors import ApplicationError, Forbidden, InvalidInput, NotFound
 from domain.agents import DEFAULT_AGENT, EntryPoint
 from domain.conversation import Conversation, Message, MessageStatus, TurnOutcome
-from domain.ids import AppId, ConversationId, MessageId, OwnerId, TaskId
+from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId, TaskId
 from domain.messages import Usage
 from domain.text import text_problem
 
@@ -50,14 +50,14 @@ class StartChatTurn:
         self._clock = clock
         self._ids = ids
         self._limits = limits
-        # A conversation's agent and kind never change: known once, they cost no read.
-        self._agents: OrderedDict[tuple[OwnerId, ConversationId], tuple[AppId, bool]] = OrderedDict()
+        # A conversation's agent, kind and end user never change: known once, they cost no read.
+        self._known: OrderedDict[tuple[OwnerId, ConversationId], Conversation] = OrderedDict()
 
     async def __call__(self, request: ChatRequest) -> TurnHandle:
         self._validate(request)
-        agent_id = await self._agent_of(request)
+        agent_id, speaker = await self._agent_of(request)
         resolved = await self._resolve(agent_id, request.owner, request.entry, request.version)
-        new = self._new_conversation(request, resolved.agent_id)
+        new = self._new_conversation(request, resolved.agent_id, speaker)
         now = self._clock.now()
         message = Message(
             id=MessageId(self._ids.new_id()),
@@ -65,11 +65,12 @@ class StartChatTurn:
             owner=request.owner, task_id=TaskId(self._ids.new_id()), query=request.query,
             created_at=now, updated_at=now, image_urls=request.image_urls,
             agent_version=resolved.version, draft_revision=resolved.draft_revision, entry_point=request.entry.value,
+            end_user=speaker, agent_id=resolved.agent_id, parent_message_id=request.parent_message_id,
         )
         conversation = await self._store.open_turn(message, new)
         if conversation is None:
             raise NotFound(f"Conversation {request.conversation_id!r} was not found.")
-        turn = Turn(resolved.config, conversation, message)
+        turn = Turn(resolved.config, conversation, message, request.replaces)
         try:
             await self._launch(turn)
         except ApplicationError as failure:
@@ -77,30 +78,34 @@ class StartChatTurn:
             raise
         return turn.handle
 
-    async def _agent_of(self, request: ChatRequest) -> AppId:
-        """The agent the turn runs; an existing conversation keeps to its own agent and kind."""
-        debug = request.entry is EntryPoint.DEBUGGER
+    async def _agent_of(self, request: ChatRequest) -> tuple[AppId, EndUserId]:
+        """The agent the turn runs and whose turn it is; an existing conversation keeps to its own
+        agent, kind and end user, and only its viewers may add to it."""
+        viewer = request.viewer
+        if request.key_agent is not None and request.agent_id not in (None, request.key_agent):
+            raise Forbidden(f"This key is bound to agent {request.key_agent!r}; it cannot chat with another agent.")
+        wanted = request.key_agent or request.agent_id
         if request.conversation_id is None:
-            return request.agent_id or DEFAULT_AGENT
-        known = self._agents.get((request.owner, request.conversation_id))
-        if known is None:
+            return wanted or DEFAULT_AGENT, viewer.speaker
+        conversation = self._known.get((request.owner, request.conversation_id))
+        if conversation is None:
             conversation = await self._store.get_conversation(request.conversation_id, request.owner)
             if conversation is None:
                 raise NotFound(f"Conversation {request.conversation_id!r} was not found.")
-            known = self._remember(conversation, conversation.app_id)
-        agent_id, is_debug = known
-        if request.agent_id is not None and request.agent_id != agent_id:
-            raise InvalidInput(f"Conversation {request.conversation_id!r} belongs to agent {agent_id!r}.")
-        if is_debug != debug:
-            kind = "a debugger" if is_debug else "a published agent's"
+            self._remember(conversation)
+        if not viewer.sees(conversation):
+            raise NotFound(f"Conversation {request.conversation_id!r} was not found.")
+        if wanted is not None and wanted != conversation.app_id:
+            raise InvalidInput(f"Conversation {request.conversation_id!r} belongs to agent {conversation.app_id!r}.")
+        if conversation.is_debug != (request.entry is EntryPoint.DEBUGGER):
+            kind = "a debugger" if conversation.is_debug else "a published agent's"
             raise InvalidInput(f"Conversation {request.conversation_id!r} is {kind} conversation.")
-        return agent_id
+        return conversation.app_id, conversation.end_user
 
-    def _remember(self, conversation: Conversation, agent_id: AppId) -> tuple[AppId, bool]:
-        self._agents[(conversation.owner, conversation.id)] = (agent_id, conversation.is_debug)
-        if len(self._agents) > CACHED_CONVERSATIONS:
-            self._agents.popitem(last=False)
-        return agent_id, conversation.is_debug
+    def _remember(self, conversation: Conversation) -> None:
+        self._known[(conversation.owner, conversation.id)] = conversation
+        if len(self._known) > CACHED_CONVERSATIONS:
+            self._known.popitem(last=False)
 
     def _validate(self, request: ChatRequest) -> None:
         if not request.query.strip():
@@ -117,15 +122,15 @@ class StartChatTurn:
         if bad:
             raise InvalidInput(f"Not an http(s) or data:image URL: {bad[0][:100]!r}.")
 
-    def _new_conversation(self, request: ChatRequest, agent_id: AppId) -> Conversation | None:
+    def _new_conversation(self, request: ChatRequest, agent_id: AppId, speaker: EndUserId) -> Conversation | None:
         if request.conversation_id is not None:
             return None
         now = self._clock.now()
         conversation = Conversation(
             id=ConversationId(self._ids.new_id()), app_id=agent_id, owner=request.owner,
-            created_at=now, updated_at=now, is_debug=request.entry is EntryPoint.DEBUGGER,
+            created_at=now, updated_at=now, is_debug=request.entry is EntryPoint.DEBUGGER, end_user=speaker,
         )
-        self._remember(conversation, agent_id)
+        self._remember(conversation)
         return conversation
 
     def _failed(self, message: Message, reason: str) -> Message:

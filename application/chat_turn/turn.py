@@ -5,13 +5,16 @@ from dataclasses import dataclass
 from domain.agent import AgentConfig
 from domain.agents import EntryPoint
 from domain.conversation import Conversation, Message
-from domain.ids import AppId, ConversationId, MessageId, OwnerId, TaskId
+from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId, TaskId
+from domain.viewers import Viewer
 
 
 @dataclass(frozen=True, slots=True)
 class ChatRequest:
     """One turn as an entry point asks for it. `agent_id` None: the platform's default agent;
-    `version`: a published version pinned by the request (else the agent's active one)."""
+    `version`: a published version pinned by the request (else the agent's active one).
+    `end_user`: who chats (None: the account itself); `key_agent`: the agent an agent key is
+    bound to; `parent_message_id`: the message this turn answers again (a regeneration)."""
 
     owner: OwnerId
     query: str
@@ -20,6 +23,14 @@ class ChatRequest:
     agent_id: AppId | None = None
     version: int | None = None
     entry: EntryPoint = EntryPoint.API
+    end_user: EndUserId | None = None
+    key_agent: AppId | None = None
+    parent_message_id: MessageId | None = None
+    replaces: tuple[MessageId, ...] = ()  # the siblings a regeneration answers again, kept out of its window
+
+    @property
+    def viewer(self) -> Viewer:
+        return Viewer(self.owner, self.end_user, self.key_agent)
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +47,7 @@ class Turn:
     config: AgentConfig
     conversation: Conversation
     message: Message
+    replaces: tuple[MessageId, ...] = ()  # a regeneration's siblings: its window leaves them out
 
     @property
     def handle(self) -> TurnHandle:

@@ -78,7 +78,7 @@ class TurnEvents:
         """Keep the finished turn replayable by its owner for as long as its events are kept."""
         message = self._turn.message
         await self._log.close(message.task_id, retention)
-        info = TaskInfo(message.task_id, message.owner, self._turn.conversation.id, message.id)
+        info = TaskInfo.of(message)
         await self._tasks.register(info, retention)
 
     def take_failure(self) -> ApplicationError | None:

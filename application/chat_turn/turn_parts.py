@@ -55,5 +55,5 @@ class TurnParts:
             raise AssertionError(f"no model profile {turn.config.model!r}")
         loop = self.new_loop(model=model, tools=tools, executor=self.new_executor(toolbox=tools), events=events)
         message = turn.message
-        info = TaskInfo(message.task_id, message.owner, turn.conversation.id, message.id)
+        info = TaskInfo.of(message)
         return TurnKit(events, loop, self.new_watch(info=info))

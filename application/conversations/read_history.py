@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from application.errors import InvalidInput, NotFound
+from application.conversations.visibility import visible_conversation, visible_message
+from application.errors import InvalidInput
 
 if TYPE_CHECKING:
     from application.ports.message_store import MessageStore
     from domain.conversation import Conversation, Message, MessageAgentThought
-    from domain.ids import ConversationId, MessageId, OwnerId
+    from domain.ids import ConversationId, MessageId
+    from domain.viewers import Viewer
 
 MAX_PAGE = 100
 
@@ -19,22 +21,19 @@ class ReadHistory:
         self._store = store
 
     async def messages(
-        self, conversation_id: ConversationId, owner: OwnerId, offset: int, limit: int
+        self, conversation_id: ConversationId, viewer: Viewer, offset: int, limit: int
     ) -> tuple[Conversation, list[Message]]:
-        """The conversation (its agent) and a page of its messages, oldest first."""
+        """The conversation (its agent) and a page of its messages, oldest first; a regenerated
+        answer is listed beside its siblings, marked `superseded` once a newer one completed."""
         if offset < 0 or not 1 <= limit <= MAX_PAGE:
             raise InvalidInput(f"offset must be >= 0 and limit within 1..{MAX_PAGE}.")
-        conversation = await self._store.get_conversation(conversation_id, owner)
-        if conversation is None:
-            raise NotFound(f"Conversation {conversation_id!r} was not found.")
+        conversation = await visible_conversation(self._store, conversation_id, viewer)
         return conversation, await self._store.list_messages(conversation_id, offset, limit)
 
     async def steps(
-        self, message_id: MessageId, owner: OwnerId
+        self, message_id: MessageId, viewer: Viewer
     ) -> tuple[Conversation, Message, list[MessageAgentThought]]:
         """The message with its conversation (its agent), and the message's steps by position."""
-        message = await self._store.get_message(message_id, owner)
-        conversation = None if message is None else await self._store.get_conversation(message.conversation_id, owner)
-        if message is None or conversation is None:
-            raise NotFound(f"Message {message_id!r} was not found.")
+        message = await visible_message(self._store, message_id, viewer)
+        conversation = await visible_conversation(self._store, message.conversation_id, viewer)
         return conversation, message, await self._store.list_steps(message_id)

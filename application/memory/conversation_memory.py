@@ -90,14 +90,19 @@ class ConversationMemory:
         archive and the short-term store (rebuilt from the record at the next turn). Upkeep of
         turns from before is not applied afterwards."""
         conversation = await self._owned(conversation_id, owner)
+        await self.erase(conversation_id)
+        await self._store.save_summary(conversation.with_summary("", self._clock.now()))
+
+    async def erase(self, conversation_id: ConversationId) -> None:
+        """`forget` without the summary (on the conversation's own row) and without asking whose it
+        is: for a conversation being deleted, which nobody sees any more."""
         async with self._ledger.exclusive(conversation_id):
             newest = await self._store.recent_messages(conversation_id, 1)
-            now = self._clock.now()
             await self._memory.forget(conversation_id)
             await self._ledger.save_upkeep_state(
-                conversation_id, UpkeepState(summarized_through=newest[-1].id if newest else None, forgotten_at=now)
+                conversation_id,
+                UpkeepState(summarized_through=newest[-1].id if newest else None, forgotten_at=self._clock.now()),
             )
-            await self._store.save_summary(conversation.with_summary("", now))
 
     async def _owned(self, conversation_id: ConversationId, owner: OwnerId) -> Conversation:
         conversation = await self._store.get_conversation(conversation_id, owner)

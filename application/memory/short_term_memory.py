@@ -16,12 +16,14 @@ from domain.memory import MemoryPolicy, check_history, history_from_turns, recen
 from domain.memory_archive import unarchived
 
 if TYPE_CHECKING:
+    from collections.abc import Collection
+
     from application.ports.memory_store import MemoryStore
     from application.ports.message_store import MessageStore
     from application.ports.runtime import Tokenizer
     from domain.agent import AgentConfig
     from domain.conversation import Conversation, Message
-    from domain.ids import ConversationId
+    from domain.ids import ConversationId, MessageId
     from domain.messages import Msg
 
 
@@ -39,9 +41,15 @@ class ShortTermMemory:
         self._tokenizer = tokenizer
         self._policy = policy or MemoryPolicy()
 
-    async def window(self, conversation: Conversation, config: AgentConfig) -> list[Msg]:
-        """What the prompt gets: the last `dialog_round` completed turns, within the token budget."""
-        stored = await self.stored(conversation.id, config)
+    async def window(
+        self, conversation: Conversation, config: AgentConfig, without: Collection[MessageId] = ()
+    ) -> list[Msg]:
+        """What the prompt gets: the last `dialog_round` completed turns, within the token budget.
+        `without`: turns a regeneration answers again, read from the record without them."""
+        if without:
+            stored = await self._from_record(conversation.id, config, without)
+        else:
+            stored = await self.stored(conversation.id, config)
         return recent_window(stored, config.dialog_round, config.history_max_tokens, self._tokenizer.count)
 
     async def stored(self, conversation_id: ConversationId, config: AgentConfig) -> list[Msg]:
@@ -63,12 +71,21 @@ class ShortTermMemory:
         """Add a finished turn to the short-term store; only completed turns are history."""
         if not finished.is_completed_turn:
             return
+        if finished.parent_message_id is not None:
+            # A regeneration: its completion superseded the sibling the window holds, so the window
+            # is read again from the record, which now has the newest sibling only.
+            window = await self._from_record(finished.conversation_id, config)
+            await self._memory.save_window(finished.conversation_id, window)
+            return
         # On a miss nothing is written: the next read rebuilds from the record, which holds this turn.
         await self._memory.append_to_window(finished.conversation_id, turn_pair(finished))
 
-    async def _from_record(self, conversation_id: ConversationId, config: AgentConfig) -> list[Msg]:
+    async def _from_record(
+        self, conversation_id: ConversationId, config: AgentConfig, without: Collection[MessageId] = ()
+    ) -> list[Msg]:
         """The short-term store as the record has it: the recent completed turns not archived."""
         turns = await self._store.recent_messages(conversation_id, self._policy.rebuild_turns(config.dialog_round))
+        turns = [turn for turn in turns if turn.id not in without]
         try:
             window = history_from_turns(unarchived(turns, await self._memory.archive(conversation_id)))
             check_history(window)

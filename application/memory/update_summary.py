@@ -8,7 +8,6 @@ next upkeep catches up.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from domain.errors import DomainError
@@ -16,6 +15,8 @@ from domain.memory import Exchange, MemoryPolicy
 from domain.memory_summary import UpkeepState, pending_for_summary
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from application.ports.memory_models import Summarizer
     from application.ports.memory_store import UpkeepLedger
     from application.ports.message_store import MessageStore
@@ -40,6 +41,11 @@ class UpdateSummary:
         if tail is None:  # deleted meanwhile
             return
         conversation, turns = tail
+        stored = conversation.summary
+        if await self._cursor_superseded(finished, state, turns):
+            # The last update folded the answer this regeneration superseded: start from before it.
+            conversation = conversation.with_summary(state.rollback_summary or "", conversation.updated_at)
+            state = state.rolled_back()
         pending = pending_for_summary(turns, state, bool(conversation.summary.strip()))
         if not pending:
             return
@@ -47,6 +53,17 @@ class UpdateSummary:
         text = limit.trim(await self._summarizer.update(conversation.summary, [Exchange.of(t) for t in pending], limit))
         if not text and conversation.summary.strip():
             raise DomainError("the summariser returned nothing; the summary is kept as it was")
-        if text != conversation.summary:  # nothing worth keeping yet (small talk) leaves it empty
+        if text != stored:  # nothing worth keeping yet (small talk) leaves it empty
             await self._store.save_summary(conversation.with_summary(text, self._clock.now()))
-        await self._ledger.save_upkeep_state(conversation_id, replace(state, summarized_through=pending[-1].id))
+        await self._ledger.save_upkeep_state(conversation_id, state.advanced(pending[-1].id, conversation.summary))
+
+
+    async def _cursor_superseded(self, finished: Message, state: UpkeepState, turns: Sequence[Message]) -> bool:
+        """Whether the last update summarised an answer a regeneration has superseded since (so the
+        turn left the history), and what came before it is known. Upkeep may run for a later turn
+        than the regeneration, so the cursor's own record says it, not `finished`."""
+        through = state.summarized_through
+        if through is None or state.rollback_summary is None or any(turn.id == through for turn in turns):
+            return False
+        cursor = await self._store.get_message(through, finished.owner)
+        return cursor is not None and cursor.superseded

@@ -2,7 +2,7 @@ from datetime import datetime
 from typing import Protocol
 
 from domain.accounts import ApiKey, ApiKeyId
-from domain.ids import OwnerId
+from domain.ids import AppId, OwnerId
 
 
 class ApiKeyStore(Protocol):
@@ -14,8 +14,8 @@ class ApiKeyStore(Protocol):
         """The key with this hash, revoked or not."""
         ...
 
-    async def list_keys(self, owner: OwnerId | None = None) -> list[ApiKey]:
-        """Every key (of `owner` when given), oldest first."""
+    async def list_keys(self, owner: OwnerId | None = None, *, agent_id: AppId | None = None) -> list[ApiKey]:
+        """Every key (of `owner` when given; only those bound to `agent_id` when given), oldest first."""
         ...
 
     async def revoke(self, key_id: ApiKeyId, at: datetime) -> ApiKey | None:

@@ -1,9 +1,38 @@
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
 from domain.conversation import Conversation, Message, MessageAgentThought
-from domain.ids import ConversationId, MessageId, OwnerId
+from domain.ids import AppId, ConversationId, MessageId, OwnerId
+from domain.viewers import Viewer
+
+
+@dataclass(frozen=True, slots=True)
+class ListPosition:
+    """Where a page of conversations ends: the last one's activity time and id."""
+
+    active_at: datetime
+    conversation_id: ConversationId
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationFilter:
+    """Which of the viewer's conversations a list shows, newest activity first."""
+
+    viewer: Viewer
+    agent_id: AppId | None = None
+    pinned: bool | None = None
+    search: str = ""  # within titles and messages (queries and answers), case-insensitive
+    include_debug: bool = False
+    after: ListPosition | None = None
+    limit: int = 20
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationListing:
+    conversation: Conversation
+    last_message: Message | None
 
 
 class MessageStore(Protocol):
@@ -21,7 +50,9 @@ class MessageStore(Protocol):
 
         With `new_conversation`, both are created. Otherwise the message's conversation must
         exist, be visible to the message's owner, and have no turn running (else `Conflict`);
-        None means it was not found, and nothing was written.
+        None means it was not found, and nothing was written. A regeneration (a message with a
+        `parent_message_id`) must answer the conversation's latest message, else `Conflict`.
+        The conversation's activity time and message count move with the new message.
         """
         ...
 
@@ -29,6 +60,7 @@ class MessageStore(Protocol):
         """Persist a turn's outcome and all its steps in one transaction.
 
         Only a running message can finish: otherwise (unknown, or already finished) `NotFound`.
+        A regeneration that completes supersedes the siblings it answers again.
         """
         ...
 
@@ -41,7 +73,7 @@ class MessageStore(Protocol):
     async def get_message(self, message_id: MessageId, owner: OwnerId) -> Message | None: ...
 
     async def recent_messages(self, conversation_id: ConversationId, limit: int) -> list[Message]:
-        """The last `limit` completed turns (status normal, answer set), oldest first."""
+        """The last `limit` completed turns (status normal, answer set, not superseded), oldest first."""
         ...
 
     async def conversation_tail(
@@ -58,4 +90,32 @@ class MessageStore(Protocol):
 
     async def list_steps(self, message_id: MessageId) -> list[MessageAgentThought]:
         """A message's steps by position."""
+        ...
+
+    async def latest_message(self, conversation_id: ConversationId) -> Message | None:
+        """The conversation's newest message, whatever its status."""
+        ...
+
+    async def list_conversations(self, query: ConversationFilter) -> list[ConversationListing]:
+        """A page of the viewer's visible conversations, newest activity first, after `query.after`."""
+        ...
+
+    async def update_conversation(self, conversation: Conversation, *, title: bool = True, pinned: bool = True) -> bool:
+        """Save its title (as set by hand) and/or its pin, nothing else; False when it is gone."""
+        ...
+
+    async def save_auto_title(self, conversation_id: ConversationId, title: str, at: datetime) -> bool:
+        """Set an automatic title only while it has none and none was set by hand; whether it took."""
+        ...
+
+    async def delete_conversation(self, conversation_id: ConversationId, owner: OwnerId, at: datetime) -> bool:
+        """Soft delete (and clear its summary): gone from every list and read. False if not found."""
+        ...
+
+    async def save_feedback(self, message: Message) -> bool:
+        """Save the message's rating and note; False when it is gone."""
+        ...
+
+    async def save_follow_ups(self, message_id: MessageId, questions: Sequence[str]) -> None:
+        """Cache the follow-up questions made for a message."""
         ...

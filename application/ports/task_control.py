@@ -1,7 +1,9 @@
 from dataclasses import dataclass
 from typing import Protocol
 
-from domain.ids import ConversationId, MessageId, OwnerId, TaskId
+from domain.conversation import Message
+from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId, TaskId
+from domain.viewers import Viewer
 
 
 @dataclass(frozen=True, slots=True)
@@ -10,6 +12,22 @@ class TaskInfo:
     owner: OwnerId
     conversation_id: ConversationId
     message_id: MessageId
+    end_user: EndUserId = EndUserId("")  # "": the account itself
+    agent_id: AppId = AppId("")
+
+    @classmethod
+    def of(cls, message: Message) -> "TaskInfo":
+        return cls(
+            message.task_id, message.owner, message.conversation_id, message.id, message.end_user, message.agent_id
+        )
+
+    def visible_to(self, viewer: Viewer) -> bool:
+        """Whether the viewer may follow or stop the task: as for its message."""
+        return (
+            self.owner == viewer.owner
+            and (viewer.end_user is None or self.end_user == viewer.end_user)
+            and (viewer.agent_id is None or self.agent_id == viewer.agent_id)
+        )
 
 
 class TaskControl(Protocol):

@@ -11,10 +11,12 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
     from application.ports.event_log import EventLog, LoggedEvent
+    from application.ports.message_store import MessageStore
     from application.ports.runtime import Clock
     from application.ports.task_control import TaskControl, TaskInfo
     from application.ports.task_presence import TaskPresence
-    from domain.ids import OwnerId, TaskId
+    from domain.ids import TaskId
+    from domain.viewers import Viewer
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,18 +27,23 @@ class FollowTimes:
 
 class FollowTask:
     def __init__(
-        self, tasks: TaskControl, events: EventLog, presence: TaskPresence, clock: Clock, times: FollowTimes
+        self, tasks: TaskControl, events: EventLog, presence: TaskPresence, store: MessageStore, clock: Clock,
+        times: FollowTimes,
     ) -> None:
         self._tasks = tasks
+        self._store = store
         self._events = events
         self._presence = presence
         self._clock = clock
         self._times = times
 
-    async def owned(self, task_id: TaskId, owner: OwnerId) -> TaskInfo:
-        """The task if `owner` owns it; anyone else is told it does not exist."""
+    async def owned(self, task_id: TaskId, viewer: Viewer) -> TaskInfo:
+        """The task if the viewer may see it and its conversation was not deleted; anyone else is
+        told it does not exist."""
         info = await self._tasks.get(task_id)
-        if info is None or info.owner != owner:
+        if info is None or not info.visible_to(viewer):
+            raise NotFound(f"Task {task_id!r} was not found.")
+        if await self._store.get_conversation(info.conversation_id, info.owner) is None:
             raise NotFound(f"Task {task_id!r} was not found.")
         return info
 

@@ -21,7 +21,8 @@ from domain.conversation import MessageStatus
 if TYPE_CHECKING:
     from application.ports.message_store import MessageStore
     from application.ports.task_control import TaskControl, TaskInfo
-    from domain.ids import OwnerId, TaskId
+    from domain.ids import TaskId
+    from domain.viewers import Viewer
 
 
 class StopTask:
@@ -30,13 +31,13 @@ class StopTask:
         self._store = store
         self._settle = settle
 
-    async def __call__(self, task_id: TaskId, owner: OwnerId) -> MessageStatus:
+    async def __call__(self, task_id: TaskId, viewer: Viewer) -> MessageStatus:
         """`STOP` once the turn stopped, or `RUNNING` when it had not ended within `settle` seconds."""
         info = await self._tasks.get(task_id)
-        if info is None or info.owner != owner:
+        if info is None or not info.visible_to(viewer):
             raise NotFound(f"Task {task_id!r} was not found.")
         await self._refuse_if_finished(info)
-        if not await self._tasks.request_stop(task_id, owner):
+        if not await self._tasks.request_stop(task_id, viewer.owner):
             raise NotFound(f"Task {task_id!r} was not found.")
         status = await self._final_status(info)
         if status not in (MessageStatus.STOP, MessageStatus.RUNNING):
@@ -45,7 +46,9 @@ class StopTask:
 
     async def _refuse_if_finished(self, info: TaskInfo) -> None:
         message = await self._store.get_message(info.message_id, info.owner)
-        if message is not None and message.status is not MessageStatus.RUNNING:
+        if message is None:  # its conversation was deleted
+            raise NotFound(f"Task {info.task_id!r} was not found.")
+        if message.status is not MessageStatus.RUNNING:
             raise Conflict(f"Task {info.task_id!r} has already finished with status {message.status.value!r}.")
 
     async def _final_status(self, info: TaskInfo) -> MessageStatus:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from application.errors import EventStoreUnavailable
 from application.ports.task_control import TaskControl, TaskInfo
-from domain.ids import ConversationId, MessageId, OwnerId, TaskId
+from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId, TaskId
 from infrastructure.group_commit import GroupCommit
 
 if TYPE_CHECKING:
@@ -100,6 +100,8 @@ def _decode_info(raw: str | bytes) -> TaskInfo | None:
             owner=OwnerId(str(data["owner"])),
             conversation_id=ConversationId(str(data["conversation_id"])),
             message_id=MessageId(str(data["message_id"])),
+            end_user=EndUserId(str(data.get("end_user", ""))),
+            agent_id=AppId(str(data.get("agent_id", ""))),
         )
     except (ValueError, TypeError, KeyError):
         return None

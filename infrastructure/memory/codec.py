@@ -72,11 +72,18 @@ def state_to_json(state: UpkeepState) -> str:
         {
             "summarized_through": state.summarized_through,
             "forgotten_at": state.forgotten_at.isoformat() if state.forgotten_at else None,
+            "rollback_through": state.rollback_through,
+            "rollback_summary": state.rollback_summary,
         }
     )
 
 
 def state_from_json(raw: str | bytes) -> UpkeepState:
     data = json.loads(raw)
-    through = data.get("summarized_through")
-    return UpkeepState(MessageId(str(through)) if through else None, _time(data.get("forgotten_at")))
+    through, before = data.get("summarized_through"), data.get("rollback_through")
+    summary_before = data.get("rollback_summary")
+    return UpkeepState(
+        MessageId(str(through)) if through else None, _time(data.get("forgotten_at")),
+        rollback_through=MessageId(str(before)) if before else None,
+        rollback_summary=str(summary_before) if summary_before is not None else None,
+    )

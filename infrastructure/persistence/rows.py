@@ -28,8 +28,8 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from domain.accounts import ApiKey, ApiKeyId
-from domain.conversation import Conversation, Message, MessageAgentThought, MessageStatus
-from domain.ids import AppId, ConversationId, MessageId, OwnerId, TaskId, ThoughtId
+from domain.conversation import Conversation, Message, MessageAgentThought, MessageStatus, Rating
+from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId, TaskId, ThoughtId
 from domain.messages import Usage
 
 # Named constraints, so that migrations can refer to them identically on every backend.
@@ -43,6 +43,7 @@ NAMING_CONVENTION = {
 
 ID = String(64)
 OWNER = String(255)
+END_USER = String(256)
 TIMESTAMP = DateTime(timezone=True)
 # JSONB on PostgreSQL (binary, indexable); plain JSON text elsewhere.
 JSON_DOC = JSON().with_variant(JSONB(), "postgresql")
@@ -66,6 +67,19 @@ class ConversationRow(Base):
     deleted_at: Mapped[datetime | None] = mapped_column(TIMESTAMP)
     # A debugger conversation (an agent's draft), kept apart from the published agent's.
     is_debug: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    end_user: Mapped[str] = mapped_column(END_USER, server_default="")
+    title: Mapped[str] = mapped_column(String(255), default="", server_default="")
+    title_by_user: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    pinned: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # The newest turn's time, and the count of turns: what a conversation list sorts and shows.
+    last_active_at: Mapped[datetime | None] = mapped_column(TIMESTAMP)
+    message_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+
+    __table_args__ = (
+        # The conversation list: an account's (or one end user's) conversations, newest activity first.
+        Index("ix_conversations_owner_active", "owner", "last_active_at", "id"),
+        Index("ix_conversations_owner_end_user_active", "owner", "end_user", "last_active_at", "id"),
+    )
 
 
 class MessageRow(Base):
@@ -77,6 +91,8 @@ class MessageRow(Base):
         Index("ix_messages_conversation_status_created", "conversation_id", "status", "created_at", "seq"),
         # running_messages: the sweep looks for turns still running, oldest first.
         Index("ix_messages_status_created", "status", "created_at"),
+        # An agent's usage stats: its messages of a time range.
+        Index("ix_messages_app_created", "app_id", "created_at"),
     )
 
     # Insertion order: breaks ties between equal created_at, so history order is stable.
@@ -101,6 +117,14 @@ class MessageRow(Base):
     agent_version: Mapped[int | None] = mapped_column(Integer)
     draft_revision: Mapped[int | None] = mapped_column(Integer)
     entry_point: Mapped[str] = mapped_column(String(16), default="api", server_default="api")
+    end_user: Mapped[str] = mapped_column(END_USER, server_default="")
+    app_id: Mapped[str] = mapped_column(String(255), server_default="")
+    parent_message_id: Mapped[str | None] = mapped_column(ID)
+    superseded: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    rating: Mapped[str | None] = mapped_column(String(16))
+    rating_note: Mapped[str] = mapped_column(Text, default="", server_default="")
+    follow_ups: Mapped[list[str] | None] = mapped_column(JSON_DOC)
+    first_token_latency: Mapped[float | None] = mapped_column(Double)
 
 
 class MessageAgentThoughtRow(Base):
@@ -139,6 +163,8 @@ def conversation_to_domain(row: ConversationRow) -> Conversation:
         id=ConversationId(row.id), app_id=AppId(row.app_id), owner=OwnerId(row.owner),
         created_at=utc(row.created_at), updated_at=utc(row.updated_at),
         summary=row.summary, deleted_at=_utc_or_none(row.deleted_at), is_debug=bool(row.is_debug),
+        end_user=EndUserId(row.end_user), title=row.title, title_by_user=bool(row.title_by_user),
+        pinned=bool(row.pinned), last_active_at=_utc_or_none(row.last_active_at), message_count=row.message_count,
     )
 
 
@@ -148,7 +174,9 @@ def conversation_values(conversation: Conversation) -> dict[str, Any]:
         "id": conversation.id, "app_id": conversation.app_id, "owner": conversation.owner,
         "summary": conversation.summary, "created_at": utc(conversation.created_at),
         "updated_at": utc(conversation.updated_at), "deleted_at": _utc_or_none(conversation.deleted_at),
-        "is_debug": conversation.is_debug,
+        "is_debug": conversation.is_debug, "end_user": conversation.end_user, "title": conversation.title,
+        "title_by_user": conversation.title_by_user, "pinned": conversation.pinned,
+        "last_active_at": _utc_or_none(conversation.last_active_at), "message_count": conversation.message_count,
     }
 
 
@@ -165,7 +193,16 @@ def message_to_domain(row: MessageRow) -> Message:
         error=row.error, prompt=row.prompt,
         usage=Usage(row.prompt_tokens, row.completion_tokens, row.total_price), latency=row.latency,
         agent_version=row.agent_version, draft_revision=row.draft_revision, entry_point=row.entry_point,
+        end_user=EndUserId(row.end_user), agent_id=AppId(row.app_id),
+        parent_message_id=_id_or_none(row.parent_message_id),
+        superseded=bool(row.superseded), rating=Rating(row.rating) if row.rating else None, rating_note=row.rating_note,
+        follow_ups=tuple(row.follow_ups) if row.follow_ups is not None else None,
+        first_token_latency=row.first_token_latency,
     )
+
+
+def _id_or_none(value: str | None) -> MessageId | None:
+    return MessageId(value) if value else None
 
 
 def message_outcome_values(message: Message) -> dict[str, Any]:
@@ -174,12 +211,14 @@ def message_outcome_values(message: Message) -> dict[str, Any]:
         "answer": message.answer, "status": message.status.value, "error": message.error,
         "prompt": message.prompt, "prompt_tokens": message.usage.prompt_tokens,
         "completion_tokens": message.usage.completion_tokens, "total_price": message.usage.price,
-        "latency": message.latency, "updated_at": utc(message.updated_at),
+        "latency": message.latency, "first_token_latency": message.first_token_latency,
+        "updated_at": utc(message.updated_at),
     }
 
 
 OUTCOME_COLUMNS = (
-    "answer", "status", "error", "prompt", "prompt_tokens", "completion_tokens", "total_price", "latency", "updated_at",
+    "answer", "status", "error", "prompt", "prompt_tokens", "completion_tokens", "total_price", "latency",
+    "first_token_latency", "updated_at",
 )
 
 
@@ -189,6 +228,10 @@ def message_values(message: Message) -> dict[str, Any]:
         "task_id": message.task_id, "query": message.query, "image_urls": list(message.image_urls),
         "created_at": utc(message.created_at), "agent_version": message.agent_version,
         "draft_revision": message.draft_revision, "entry_point": str(message.entry_point),
+        "end_user": message.end_user, "app_id": message.agent_id, "parent_message_id": message.parent_message_id,
+        "superseded": message.superseded, "rating": message.rating.value if message.rating else None,
+        "rating_note": message.rating_note,
+        "follow_ups": list(message.follow_ups) if message.follow_ups is not None else None,
         **message_outcome_values(message),
     }
 
@@ -224,6 +267,7 @@ class ApiKeyRow(Base):
     __table_args__ = (
         Index("ix_api_keys_key_hash", "key_hash", unique=True),
         Index("ix_api_keys_owner", "owner"),
+        Index("ix_api_keys_agent_id", "agent_id"),
     )
 
     id: Mapped[str] = mapped_column(ID, primary_key=True)
@@ -232,17 +276,19 @@ class ApiKeyRow(Base):
     key_hash: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(TIMESTAMP)
     revoked_at: Mapped[datetime | None] = mapped_column(TIMESTAMP)
+    agent_id: Mapped[str | None] = mapped_column(String(255))  # a key bound to one agent (for its end users)
 
 
 def api_key_to_domain(row: ApiKeyRow) -> ApiKey:
     return ApiKey(
         id=ApiKeyId(row.id), owner=OwnerId(row.owner), name=row.name, key_hash=row.key_hash,
         created_at=utc(row.created_at), revoked_at=_utc_or_none(row.revoked_at),
+        agent_id=AppId(row.agent_id) if row.agent_id else None,
     )
 
 
 def api_key_from_domain(key: ApiKey) -> ApiKeyRow:
     return ApiKeyRow(
         id=key.id, owner=key.owner, name=key.name, key_hash=key.key_hash,
-        created_at=utc(key.created_at), revoked_at=_utc_or_none(key.revoked_at),
+        created_at=utc(key.created_at), revoked_at=_utc_or_none(key.revoked_at), agent_id=key.agent_id,
     )

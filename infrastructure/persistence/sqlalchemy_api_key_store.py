@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from domain.accounts import ApiKey, ApiKeyId
-    from domain.ids import OwnerId
+    from domain.ids import AppId, OwnerId
     from infrastructure.persistence.database import Database
 
 
@@ -32,10 +32,12 @@ class SqlAlchemyApiKeyStore(ApiKeyStore):
             row = await session.scalar(select(ApiKeyRow).where(ApiKeyRow.key_hash == key_hash))
         return api_key_to_domain(row) if row is not None else None
 
-    async def list_keys(self, owner: OwnerId | None = None) -> list[ApiKey]:
+    async def list_keys(self, owner: OwnerId | None = None, *, agent_id: AppId | None = None) -> list[ApiKey]:
         query = select(ApiKeyRow).order_by(ApiKeyRow.created_at, ApiKeyRow.id)
         if owner is not None:
             query = query.where(ApiKeyRow.owner == owner)
+        if agent_id is not None:
+            query = query.where(ApiKeyRow.agent_id == agent_id)
         async with self._db.transaction("list_api_keys") as session:
             rows = (await session.scalars(query)).all()
         return [api_key_to_domain(row) for row in rows]

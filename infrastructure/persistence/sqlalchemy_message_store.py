@@ -4,11 +4,27 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Select, select
+from sqlalchemy import Executable, Select, select
 
 from application.errors import Conflict, NotFound
-from application.ports.message_store import MessageStore
+from application.ports.message_store import ConversationListing, MessageStore
 from domain.conversation import Conversation, Message, MessageAgentThought, MessageStatus
+from domain.ids import ConversationId
+from infrastructure.persistence.conversation_statements import (
+    AUTO_TITLE,
+    LATEST_MESSAGE,
+    PARENT_OF,
+    PIN,
+    RENAME,
+    RENAME_AND_PIN,
+    SAVE_FEEDBACK,
+    SAVE_FOLLOW_UPS,
+    SOFT_DELETE,
+    SUPERSEDE,
+    TOUCH_CONVERSATION,
+    last_messages,
+    list_query,
+)
 from infrastructure.persistence.rows import (
     ConversationRow,
     MessageAgentThoughtRow,
@@ -29,19 +45,23 @@ from infrastructure.persistence.turn_statements import (
     INSERT_STEPS,
     LOCK_CONVERSATION,
     OPEN_MESSAGE,
+    OPEN_REGENERATION,
     RECENT_TURNS,
     SAVE_SUMMARY,
     VISIBLE_CONVERSATION,
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
     from datetime import datetime
 
     from sqlalchemy.ext.asyncio import AsyncSession
 
-    from domain.ids import ConversationId, MessageId, OwnerId
+    from application.ports.message_store import ConversationFilter
+    from domain.ids import MessageId, OwnerId
     from infrastructure.persistence.database import Database
+
+MAX_SIBLINGS = 1000  # a regeneration's chain of parents is walked at most this far
 
 
 class SqlAlchemyMessageStore(MessageStore):
@@ -59,16 +79,20 @@ class SqlAlchemyMessageStore(MessageStore):
         # Core INSERTs: one statement each, in this order, without the unit of work's bookkeeping.
         async with self._db.transaction("open_turn") as session:
             if new_conversation is not None:
-                await session.execute(INSERT_CONVERSATION, conversation_values(new_conversation))
+                first = {"message_count": 1, "last_active_at": utc(message.created_at)}
+                await session.execute(INSERT_CONVERSATION, conversation_values(new_conversation) | first)
                 await session.execute(INSERT_MESSAGE, message_values(message))
                 return new_conversation
             found = await self._lock_conversation(session, message)
             if found is None:
                 return None
             # Inserted only if still no turn runs: the read above may predate another turn's commit.
-            opened = await session.execute(OPEN_MESSAGE, message_values(message))
+            opening = OPEN_REGENERATION if message.parent_message_id is not None else OPEN_MESSAGE
+            opened = await session.execute(opening, message_values(message))
             if opened.rowcount != 1:  # type: ignore[attr-defined]
                 raise _busy(message)
+            touched = {"b_conversation_id": message.conversation_id, "b_active_at": utc(message.created_at)}
+            await session.execute(TOUCH_CONVERSATION, touched)
         return found
 
     async def _lock_conversation(self, session: AsyncSession, message: Message) -> Conversation | None:
@@ -93,6 +117,17 @@ class SqlAlchemyMessageStore(MessageStore):
                 raise NotFound(f"Message {message.id!r} is not running (unknown or already finished).")
             if steps:  # one executemany INSERT
                 await session.execute(INSERT_STEPS, [step_values(step) for step in steps])
+            if message.parent_message_id is not None and message.is_completed_turn:
+                await self._supersede(session, message)
+
+    async def _supersede(self, session: AsyncSession, message: Message) -> None:
+        """The siblings a completed regeneration answers again: its parent, the parent's parent..."""
+        siblings: list[str] = []
+        parent: str | None = message.parent_message_id
+        while parent is not None and len(siblings) < MAX_SIBLINGS:
+            siblings.append(parent)
+            parent = await session.scalar(PARENT_OF, {"b_message_id": parent})
+        await session.execute(SUPERSEDE, {"b_ids": siblings, "b_conversation_id": message.conversation_id})
 
     async def running_messages(self, created_before: datetime, limit: int) -> list[Message]:
         async with self._db.transaction("running_messages") as session:
@@ -139,7 +174,7 @@ class SqlAlchemyMessageStore(MessageStore):
         async with self._db.transaction("recent_messages") as session:
             rows = (await session.scalars(RECENT_TURNS, {"conversation_id": conversation_id, "limit": limit})).all()
         turns = [message_to_domain(row) for row in reversed(rows)]
-        return [turn for turn in turns if turn.is_completed_turn]  # the domain has the last word
+        return [turn for turn in turns if turn.is_history]  # the domain has the last word
 
     async def conversation_tail(
         self, conversation_id: ConversationId, owner: OwnerId, limit: int
@@ -151,7 +186,7 @@ class SqlAlchemyMessageStore(MessageStore):
             recent = {"conversation_id": conversation_id, "limit": limit}
             rows = (await session.scalars(RECENT_TURNS, recent)).all() if limit > 0 else []
         turns = [message_to_domain(r) for r in reversed(rows)]
-        return conversation_to_domain(row), [turn for turn in turns if turn.is_completed_turn]
+        return conversation_to_domain(row), [turn for turn in turns if turn.is_history]
 
     async def list_messages(self, conversation_id: ConversationId, offset: int, limit: int) -> list[Message]:
         if limit <= 0:
@@ -172,7 +207,63 @@ class SqlAlchemyMessageStore(MessageStore):
         return [step_to_domain(row) for row in rows]
 
 
+    async def latest_message(self, conversation_id: ConversationId) -> Message | None:
+        async with self._db.transaction("latest_message") as session:
+            row = await session.scalar(LATEST_MESSAGE, {"b_conversation_id": conversation_id})
+        return message_to_domain(row) if row is not None else None
+
+    async def list_conversations(self, query: ConversationFilter) -> list[ConversationListing]:
+        async with self._db.transaction("list_conversations") as session:
+            rows = (await session.scalars(list_query(query))).all()
+            ids = [ConversationId(row.id) for row in rows]
+            last = (await session.scalars(last_messages(ids))).all() if ids else []
+        newest = {row.conversation_id: message_to_domain(row) for row in last}
+        return [ConversationListing(conversation_to_domain(row), newest.get(row.id)) for row in rows]
+
+    async def update_conversation(self, conversation: Conversation, *, title: bool = True, pinned: bool = True) -> bool:
+        statement = RENAME_AND_PIN if title and pinned else RENAME if title else PIN if pinned else None
+        if statement is None:
+            return await self.get_conversation(conversation.id, conversation.owner) is not None
+        header = {
+            "b_conversation_id": conversation.id, "b_owner": conversation.owner, "b_title": conversation.title,
+            "b_pinned": conversation.pinned, "b_at": utc(conversation.updated_at),
+        }
+        return await self._changed("update_conversation", statement, header)
+
+    async def save_auto_title(self, conversation_id: ConversationId, title: str, at: datetime) -> bool:
+        return await self._changed(
+            "save_auto_title", AUTO_TITLE, {"b_conversation_id": conversation_id, "b_title": title, "b_at": utc(at)}
+        )
+
+    async def delete_conversation(self, conversation_id: ConversationId, owner: OwnerId, at: datetime) -> bool:
+        return await self._changed(
+            "delete_conversation", SOFT_DELETE,
+            {"b_conversation_id": conversation_id, "b_owner": owner, "b_at": utc(at)},
+        )
+
+    async def save_feedback(self, message: Message) -> bool:
+        rating = message.rating.value if message.rating is not None else None
+        feedback = {
+            "b_message_id": message.id, "b_owner": message.owner, "b_rating": rating, "b_note": message.rating_note,
+        }
+        return await self._changed("save_feedback", SAVE_FEEDBACK, feedback)
+
+    async def save_follow_ups(self, message_id: MessageId, questions: Sequence[str]) -> None:
+        values = {"b_message_id": message_id, "b_questions": list(questions)}
+        await self._changed("save_follow_ups", SAVE_FOLLOW_UPS, values)
+
+    async def _changed(self, operation: str, statement: Executable, values: Mapping[str, object]) -> bool:
+        async with self._db.transaction(operation) as session:
+            result = await session.execute(statement, values)
+        return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
 def _busy(message: Message) -> Conflict:
+    if message.parent_message_id is not None:
+        return Conflict(
+            f"Conversation {message.conversation_id!r} has a turn running, or a newer message than "
+            f"{message.parent_message_id!r}: only the latest answer can be regenerated."
+        )
     return Conflict(f"Conversation {message.conversation_id!r} already has a turn running.")
 
 

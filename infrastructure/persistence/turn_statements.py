@@ -8,7 +8,7 @@ parameters change from one turn to the next.
 
 from __future__ import annotations
 
-from sqlalchemy import Integer, Table, bindparam, func, insert, select, update
+from sqlalchemy import ColumnElement, Insert, Integer, Table, bindparam, false, func, insert, select, update
 
 from domain.conversation import MessageStatus
 from infrastructure.persistence.rows import (
@@ -59,20 +59,41 @@ LOCK_CONVERSATION = (
 
 _NEW_MESSAGE = tuple(column for column in MESSAGES.columns if column.name != "seq")
 
+def _open_message(*conditions: ColumnElement[bool]) -> Insert:
+    return insert(MESSAGES).from_select(
+        [column.name for column in _NEW_MESSAGE],
+        select(*(bindparam(column.name, type_=column.type) for column in _NEW_MESSAGE)).where(
+            ~select(MESSAGES.c.id)
+            .where(
+                MESSAGES.c.conversation_id == bindparam("conversation_id"),
+                MESSAGES.c.status == MessageStatus.RUNNING.value,
+            )
+            .exists(),
+            *conditions,
+        ),
+    )
+
+
 # A running message, inserted only while no other runs in its conversation: one statement, so the
 # check and the write are atomic on SQLite (it takes the write lock before reading) and, after
 # LOCK_CONVERSATION, read a fresh snapshot on PostgreSQL (READ COMMITTED). No row inserted: busy.
 # Parameters: every column of `message_values`.
-OPEN_MESSAGE = insert(MESSAGES).from_select(
-    [column.name for column in _NEW_MESSAGE],
-    select(*(bindparam(column.name, type_=column.type) for column in _NEW_MESSAGE)).where(
-        ~select(MESSAGES.c.id)
-        .where(
-            MESSAGES.c.conversation_id == bindparam("conversation_id"),
-            MESSAGES.c.status == MessageStatus.RUNNING.value,
-        )
-        .exists()
-    ),
+OPEN_MESSAGE = _open_message()
+
+_PARENT = MESSAGES.alias("parent")
+_NEWER = MESSAGES.alias("newer")
+# A regeneration: as OPEN_MESSAGE, and only while its parent is the conversation's newest message,
+# so that a newer turn (or regeneration) makes it a conflict. Parameters: as OPEN_MESSAGE.
+OPEN_REGENERATION = _open_message(
+    select(_PARENT.c.id)
+    .where(
+        _PARENT.c.id == bindparam("parent_message_id"),
+        _PARENT.c.conversation_id == bindparam("conversation_id"),
+        ~select(_NEWER.c.id)
+        .where(_NEWER.c.conversation_id == _PARENT.c.conversation_id, _NEWER.c.seq > _PARENT.c.seq)
+        .exists(),
+    )
+    .exists()
 )
 
 # A running message's outcome. Parameters: message_id, and `new_<column>` for each outcome column
@@ -102,6 +123,7 @@ RECENT_TURNS = (
         MESSAGES.c.status == MessageStatus.NORMAL.value,
         # A blank answer is no answer (the domain's is_completed_turn); trim(x, chars) is both dialects'.
         func.trim(MESSAGES.c.answer, _BLANK) != "",
+        MESSAGES.c.superseded == false(),  # a regenerated answer replaced it
     )
     .order_by(MESSAGES.c.created_at.desc(), MESSAGES.c.seq.desc())
     .limit(bindparam("limit", type_=Integer))

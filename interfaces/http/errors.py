@@ -20,6 +20,7 @@ from application.errors import (
     ApplicationError,
     Conflict,
     EventStoreUnavailable,
+    Forbidden,
     InvalidInput,
     MalformedRecord,
     MalformedRequest,
@@ -46,6 +47,7 @@ log = logging.getLogger(__name__)
 STATUS: dict[type[Exception], int] = {
     MalformedRequest: 400,
     Unauthorized: 401,
+    Forbidden: 403,
     NotFound: 404,
     Conflict: 409,
     NotPublished: 409,

@@ -4,9 +4,10 @@ from dependency_injector.wiring import Provide, inject
 from fastapi import APIRouter, Depends, Query
 
 from application.conversations.read_history import MAX_PAGE, ReadHistory
-from domain.ids import ConversationId, MessageId, OwnerId
+from domain.ids import ConversationId, MessageId
+from domain.viewers import Viewer
 from interfaces.http.openapi import ERROR_RESPONSES
-from interfaces.http.owner import current_owner
+from interfaces.http.owner import current_viewer
 from interfaces.http.schemas import UnicodeText, message_data, ran_data, step_data
 
 router = APIRouter(responses=ERROR_RESPONSES)
@@ -19,13 +20,13 @@ MAX_OFFSET = 2**62  # every database takes it as a 64-bit integer
 @inject
 async def list_messages(
     conversation_id: UnicodeText,
-    owner: Annotated[OwnerId, Depends(current_owner)],
+    viewer: Annotated[Viewer, Depends(current_viewer)],
     history: Annotated[ReadHistory, Depends(Provide["read_history"])],
     offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 20,
 ) -> dict[str, Any]:
     """A page of the conversation's messages, oldest first."""
-    conversation, messages = await history.messages(ConversationId(conversation_id), owner, offset, limit)
+    conversation, messages = await history.messages(ConversationId(conversation_id), viewer, offset, limit)
     return {
         "data": [message_data(m, conversation) for m in messages],
         "offset": offset,
@@ -38,9 +39,10 @@ async def list_messages(
 @inject
 async def list_thoughts(
     message_id: UnicodeText,
-    owner: Annotated[OwnerId, Depends(current_owner)],
+    viewer: Annotated[Viewer, Depends(current_viewer)],
     history: Annotated[ReadHistory, Depends(Provide["read_history"])],
 ) -> dict[str, Any]:
-    """A message's steps, by position, with the prompt each step sent."""
-    conversation, message, steps = await history.steps(MessageId(message_id), owner)
-    return {"data": [step_data(s) for s in steps], **ran_data(message, conversation)}
+    """A message's steps, by position, with the prompt each step sent (not to an agent key)."""
+    conversation, message, steps = await history.steps(MessageId(message_id), viewer)
+    with_prompt = viewer.agent_id is None
+    return {"data": [step_data(s, with_prompt) for s in steps], **ran_data(message, conversation)}

@@ -3,7 +3,7 @@
 FastAPI reads and parses a route's body before it solves the route's dependencies, so the key is
 checked here, in a pure ASGI middleware, from the headers alone: a client without a key cannot
 make the server read (or buffer) a single byte of what it sends. The owner found is kept in the
-request's state for `interfaces.http.owner.current_owner`. The answer to a refused request closes
+request's state for `interfaces.http.owner.current_caller`. The answer to a refused request closes
 the connection, so that the rest of its body is never read either.
 """
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from application.accounts.authenticate import Authenticate
 
-OWNER_STATE = "owner"  # the key of the authenticated owner in the ASGI scope's `state`
+CALLER_STATE = "caller"  # the key of the authenticated caller in the ASGI scope's `state`
 GUARDED_PREFIX = "/api/"
 
 
@@ -42,11 +42,11 @@ class KeyGate:
             await self._app(scope, receive, send)
             return
         try:
-            owner = await self._authenticate()(header(scope, b"authorization"))
+            caller = await self._authenticate()(header(scope, b"authorization"))
         except ApplicationError as failure:
             response = policy_response(failure)
             response.headers["Connection"] = "close"
             await response(scope, receive, send)
             return
-        scope.setdefault("state", {})[OWNER_STATE] = owner
+        scope.setdefault("state", {})[CALLER_STATE] = caller
         await self._app(scope, receive, send)

@@ -30,6 +30,7 @@ def _error(description: str) -> dict[str, Any]:
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     400: _error("Malformed request: a body that is not JSON, a bad header or parameter."),
     401: _error("No valid API key (`Authorization: Bearer <key>`)."),
+    403: _error("Forbidden: an agent key outside what it may do (chat with its agent, its end users' conversations)."),
     404: _error("No such resource, or one of another owner's."),
     405: _error("Method not allowed; `Allow` lists the methods that are."),
     409: _error("Conflict with the resource's state."),

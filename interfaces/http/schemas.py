@@ -79,6 +79,13 @@ def integral(value: object) -> object:
 JsonInt = Annotated[int, BeforeValidator(integral)]
 
 
+USER_FIELD = (
+    "The end user the turn is for: a front end's own opaque id for its user (at most 256 characters). "
+    "Required with an agent key; without it, the account chats as itself."
+)
+EndUserText = Annotated[UnicodeText, Field(min_length=1, max_length=256)]
+
+
 class DebugChatBody(BaseModel):
     """A turn's body at the debugger: the agent and its draft come from the path."""
 
@@ -88,6 +95,7 @@ class DebugChatBody(BaseModel):
     conversation_id: Annotated[UnicodeText, Field(min_length=1, max_length=64)] | None = None
     stream: bool = Field(False, description="true: text/event-stream; false: one JSON answer.")
     image_urls: list[ImageUrl] = Field(default_factory=list, max_length=8)
+    user: EndUserText | None = Field(None, description=USER_FIELD)
 
 
 class ChatBody(DebugChatBody):
@@ -100,8 +108,9 @@ class ChatBody(DebugChatBody):
 
 
 def frame_data(thought: AgentThought) -> dict[str, Any]:
-    """The `data` of one SSE frame (docs/ARCHITECTURE.md §4)."""
-    return {
+    """The `data` of one SSE frame (docs/ARCHITECTURE.md §4); a terminal one adds the conversation's
+    title (null while it has none)."""
+    data: dict[str, Any] = {
         "id": thought.id,
         "task_id": thought.task_id,
         "conversation_id": thought.conversation_id,
@@ -117,6 +126,9 @@ def frame_data(thought: AgentThought) -> dict[str, Any]:
         "tokens_estimated": thought.tokens_estimated,
         "latency": thought.latency,
     }
+    if thought.event.is_terminal:
+        data["conversation_title"] = thought.conversation_title or None
+    return data
 
 
 def ran_data(message: Message, conversation: Conversation) -> dict[str, Any]:
@@ -145,11 +157,18 @@ def message_data(message: Message, conversation: Conversation | None = None) -> 
         "total_token_count": message.usage.total_tokens,
         "total_price": message.usage.price,
         "latency": message.latency,
+        "time_to_first_token": message.first_token_latency,
         "created_at": message.created_at.isoformat(),
+        "user": message.end_user or None,
+        "parent_message_id": message.parent_message_id,
+        "superseded": message.superseded,
+        "feedback": {"rating": message.rating.value if message.rating else None, "note": message.rating_note},
     }
 
 
-def step_data(step: MessageAgentThought) -> dict[str, Any]:
+def step_data(step: MessageAgentThought, with_prompt: bool = True) -> dict[str, Any]:
+    """A persisted step; without its prompt for an end user's agent key (the builder's preset
+    prompt and retrieved passages are not the end user's to read)."""
     return {
         "id": step.id,
         "message_id": step.message_id,
@@ -159,7 +178,7 @@ def step_data(step: MessageAgentThought) -> dict[str, Any]:
         "tool": step.tool,
         "tool_input": dict(step.tool_input),
         "observation": step.observation,
-        "message": step.prompt,
+        "message": step.prompt if with_prompt else "",
         "answer": step.answer,
         "message_token_count": step.usage.prompt_tokens,
         "answer_token_count": step.usage.completion_tokens,
@@ -182,4 +201,5 @@ def turn_result_data(handle: TurnHandle, result: TurnResult) -> dict[str, Any]:
         "total_token_count": result.total_token_count,
         "total_price": result.total_price,
         "latency": result.latency,
+        "conversation_title": result.conversation_title or None,
     }

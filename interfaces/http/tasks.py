@@ -9,9 +9,10 @@ from application.errors import MalformedRequest
 from application.tasks.follow_task import FollowTask
 from application.tasks.stop_task import StopTask
 from domain.conversation import MessageStatus
-from domain.ids import OwnerId, TaskId
+from domain.ids import TaskId
+from domain.viewers import Viewer
 from interfaces.http.openapi import ERROR_RESPONSES, SSE_CONTENT
-from interfaces.http.owner import current_owner
+from interfaces.http.owner import current_viewer
 from interfaces.http.schemas import JsonPattern, UnicodeText
 from interfaces.http.sse import sse_response
 
@@ -47,14 +48,14 @@ def _resume_point(header: str | None, query: str | None) -> int:
 @inject
 async def task_events(
     task_id: UnicodeText,
-    owner: Annotated[OwnerId, Depends(current_owner)],
+    viewer: Annotated[Viewer, Depends(current_viewer)],
     follow: Annotated[FollowTask, Depends(Provide["follow_task"])],
     last_event_id_header: Annotated[EventId | None, Header(alias="Last-Event-ID")] = None,
     last_event_id: Annotated[EventId | None, Query()] = None,
 ) -> EventSourceResponse:
     """Replay a task's events after Last-Event-ID (header or query), then follow it live."""
     after = _resume_point(last_event_id_header, last_event_id)
-    await follow.owned(TaskId(task_id), owner)
+    await follow.owned(TaskId(task_id), viewer)
     return sse_response(follow(TaskId(task_id), after), task_id)
 
 
@@ -62,11 +63,11 @@ async def task_events(
 @inject
 async def stop_task(
     task_id: UnicodeText,
-    owner: Annotated[OwnerId, Depends(current_owner)],
+    viewer: Annotated[Viewer, Depends(current_viewer)],
     stop: Annotated[StopTask, Depends(Provide["stop_task"])],
 ) -> dict[str, str]:
     """Stop a running turn and say how it ended: `stopped`, or `stop requested` when it had not
     ended within a few seconds. A turn that ended otherwise before the stop took effect is 409."""
-    status = await stop(TaskId(task_id), owner)
+    status = await stop(TaskId(task_id), viewer)
     result = "stopped" if status is MessageStatus.STOP else "stop requested"
     return {"task_id": task_id, "result": result, "status": status.value}

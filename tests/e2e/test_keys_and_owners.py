@@ -2,6 +2,7 @@
 
 Keys are created with `python -m interfaces.cli keys create` against the service's own database.
 Another account's conversation, messages, trace and task are 404, exactly like ones that do not exist.
+An agent key (`keys create --agent`) belongs to the agent's owner and reaches only that agent.
 """
 
 from __future__ import annotations
@@ -43,12 +44,15 @@ def memagent(db_url: str, *args: str, require_keys: bool = True) -> subprocess.C
     )
 
 
-def create_key(db_url: str, name: str, *owner: str) -> Key:
-    done = memagent(db_url, "keys", "create", name, *(("--owner", owner[0]) if owner else ()))
+def create_key(db_url: str, name: str, *owner: str, agent: str | None = None) -> Key:
+    """`memagent keys create`: an account key, or with `agent` a key bound to that agent."""
+    done = memagent(db_url, "keys", "create", name, *(("--owner", owner[0]) if owner else ()),
+                    *(("--agent", agent) if agent else ()))
     assert done.returncode == 0, done.stderr
     fields = dict(line.split(maxsplit=1) for line in done.stdout.splitlines())
     assert fields["key"].startswith("mk_")
     assert fields["key"] not in done.stderr
+    assert fields.get("agent") == agent
     SENT_TOKENS.append(fields["key"])
     return Key(fields["key"], fields["id"], fields["owner"])
 
@@ -218,8 +222,46 @@ def test_a_revoked_key_is_401_at_once(http: httpx.Client, db_url: str) -> None:
     rows = {line.split("\t")[0]: line.split("\t") for line in listed.stdout.splitlines()}
     assert rows[carol.id][1:3] == [carol.owner, "carol"]
     assert rows[carol.id][4].startswith("revoked ")
-    assert rows[second.id][4] == "active"
+    assert rows[second.id][4:] == ["active", "-"]  # an account key: bound to no agent
     assert not any(token in listed.stdout + listed.stderr for token in SENT_TOKENS)
+
+
+def test_an_agent_key_from_the_command_line_is_the_agents_owners_and_reaches_only_that_agent(
+    http: httpx.Client, db_url: str, alice: Key, bob: Key
+) -> None:
+    made = http.post("/api/agents", json={"name": "Ada", "config": {"opening_statement": "Hi."}},
+                     headers=alice.headers)
+    assert made.status_code == 201, made.text
+    agent = made.json()["id"]
+    assert http.post(f"/api/agents/{agent}/publish", headers=alice.headers).status_code == 201
+    # The operator names the agent only: the key goes to the agent's owner.
+    adas = create_key(db_url, "Ada's web page", agent=agent)
+    assert adas.owner == alice.owner
+    parameters = http.get(f"/api/agents/{agent}/parameters", headers=adas.headers)
+    assert parameters.status_code == 200, parameters.text
+    assert parameters.json()["opening_statement"] == "Hi."
+    forbidden = http.get("/api/agents", headers=adas.headers)
+    assert (forbidden.status_code, forbidden.json()["code"]) == (403, "forbidden")
+
+    listed = memagent(db_url, "keys", "list", "--agent", agent)
+    assert listed.returncode == 0, listed.stderr
+    [row] = [line.split("\t") for line in listed.stdout.splitlines()]
+    assert (row[0], row[1], row[2], row[4], row[5]) == (adas.id, alice.owner, "Ada's web page", "active", agent)
+    assert not any(token in listed.stdout + listed.stderr for token in SENT_TOKENS)
+    over_http = http.get(f"/api/agents/{agent}/keys", headers=alice.headers).json()["data"]
+    assert [k["id"] for k in over_http] == [adas.id]
+
+    # Another owner's agent, named with that owner, or an unknown agent: one line, like a missing key.
+    for args in (("create", "x", "--agent", agent, "--owner", bob.owner),
+                 ("list", "--agent", agent, "--owner", bob.owner),
+                 ("create", "x", "--agent", "nope")):
+        done = memagent(db_url, "keys", *args)
+        assert done.returncode == 1
+        assert done.stderr.strip().splitlines()[-1].endswith("was not found."), done.stderr
+
+    revoked = memagent(db_url, "keys", "revoke", adas.id)
+    assert revoked.returncode == 0, revoked.stderr
+    assert_unauthorized(http.get(f"/api/agents/{agent}/parameters", headers=adas.headers))
 
 
 def test_revoking_an_unknown_key_fails_with_one_line(db_url: str) -> None:

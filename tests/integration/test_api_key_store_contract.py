@@ -17,7 +17,7 @@ from sqlalchemy import inspect, text
 
 from application.errors import StoreUnavailable
 from domain.accounts import ApiKey, ApiKeyId, hash_api_key
-from domain.ids import OwnerId
+from domain.ids import AppId, OwnerId
 from infrastructure.persistence.database import Database
 from infrastructure.persistence.migrate import alembic_config, run_migrations
 from infrastructure.persistence.rows import Base
@@ -40,10 +40,10 @@ pytestmark = pytest.mark.integration
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-def key(n: int, owner: str = "alice", at: datetime = T0) -> ApiKey:
+def key(n: int, owner: str = "alice", at: datetime = T0, agent: str | None = None) -> ApiKey:
     return ApiKey(
         id=ApiKeyId(f"key{n}"), owner=OwnerId(owner), name=f"key number {n}",
-        key_hash=hash_api_key(f"mk_{n:043d}"), created_at=at,
+        key_hash=hash_api_key(f"mk_{n:043d}"), created_at=at, agent_id=AppId(agent) if agent else None,
     )
 
 
@@ -73,6 +73,21 @@ async def test_list_is_oldest_first_and_filters_by_owner(keys: SqlAlchemyApiKeyS
     assert [k.id for k in await keys.list_keys()] == ["key1", "key2", "key3"]
     assert [k.id for k in await keys.list_keys(OwnerId("alice"))] == ["key1", "key2"]
     assert await keys.list_keys(OwnerId("nobody")) == []
+
+
+async def test_an_agent_key_keeps_its_agent_and_lists_filter_by_agent(keys: SqlAlchemyApiKeyStore) -> None:
+    await keys.add(key(1, "alice", T0 + timedelta(seconds=1)))
+    await keys.add(key(2, "alice", T0 + timedelta(seconds=2), agent="ada"))
+    await keys.add(key(3, "alice", T0 + timedelta(seconds=3), agent="ben"))
+    await keys.add(key(4, "bob", T0 + timedelta(seconds=4), agent="ada"))  # no such mix is made; the filter is exact
+    assert await keys.find_by_hash(key(2).key_hash) == key(2, "alice", T0 + timedelta(seconds=2), agent="ada")
+    found = await keys.find_by_hash(key(1).key_hash)
+    assert found is not None
+    assert found.agent_id is None
+    assert [k.id for k in await keys.list_keys(agent_id=AppId("ada"))] == ["key2", "key4"]
+    assert [k.id for k in await keys.list_keys(OwnerId("alice"), agent_id=AppId("ada"))] == ["key2"]
+    assert [k.id for k in await keys.list_keys(OwnerId("alice"))] == ["key1", "key2", "key3"]
+    assert await keys.list_keys(OwnerId("alice"), agent_id=AppId("nobody")) == []
 
 
 async def test_revoke_marks_the_key_once_and_unknown_ids_are_none(keys: SqlAlchemyApiKeyStore) -> None:
@@ -119,7 +134,7 @@ async def test_the_migrated_api_keys_table_matches_the_rows(migrated_url: str) -
     finally:
         await db.dispose()
     assert diffs == []
-    assert indexes == {"ix_api_keys_key_hash": True, "ix_api_keys_owner": False}
+    assert indexes == {"ix_api_keys_key_hash": True, "ix_api_keys_owner": False, "ix_api_keys_agent_id": False}
 
 
 async def test_an_embedded_database_from_before_keys_is_upgraded_at_start(tmp_path: Path) -> None:

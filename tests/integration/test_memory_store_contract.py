@@ -31,7 +31,8 @@ from infrastructure.memory.redis_embedding_cache import RedisEmbeddingCache
 from infrastructure.memory.redis_memory_store import RedisMemoryStore
 from infrastructure.redis_client import URL_SETTING, RedisClient
 from tests.doubles import FailingMemoryStore
-from tests.fakes import FakeClock, FakeEmbedder, FakeMessageStore, FakeSummarizer, WordTokenizer
+from tests.fake_message_store import FakeMessageStore
+from tests.fakes import FakeClock, FakeEmbedder, FakeSummarizer, WordTokenizer
 from tests.integration.redis_fixtures import dead_redis_client, redis_client  # noqa: F401
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ from sqlalchemy import Insert, column, insert, table, text
 
 from application.errors import Conflict, InvalidInput, NotFound, StoreUnavailable
 from domain.conversation import Conversation, Message, MessageAgentThought, MessageStatus, TurnOutcome
-from domain.ids import AppId, ConversationId, MessageId, OwnerId, TaskId, ThoughtId
+from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId, TaskId, ThoughtId
 from domain.messages import Usage
 from infrastructure.errors import DatabaseNotMigrated
 from infrastructure.persistence.database import Database
@@ -59,8 +59,10 @@ def _id() -> str:
 
 
 def conversation(owner: OwnerId = ALICE, **changes: object) -> Conversation:
+    """A conversation as the store has it after its first turn at T0 (its list figures)."""
     made = Conversation(
-        id=ConversationId(_id()), app_id=AppId("helper"), owner=owner, created_at=T0, updated_at=T0
+        id=ConversationId(_id()), app_id=AppId("helper"), owner=owner, created_at=T0, updated_at=T0,
+        message_count=1, last_active_at=T0,
     )
     return replace(made, **changes)  # type: ignore[arg-type]
 
@@ -109,11 +111,14 @@ async def test_conversation_round_trips_every_field_as_utc(store: SqlAlchemyMess
         summary="Alice plans a trip to Paris.", created_at=datetime(2026, 3, 1, 9, 30, 15, 123456, paris),
         updated_at=datetime(2026, 3, 1, 10, 0, tzinfo=paris),
     )
-    await store.open_turn(message(conv), conv)
+    conv = replace(conv, end_user=EndUserId("alice@example.com"), title="Paris", title_by_user=True, pinned=True)
+    first = message(conv)
+    await store.open_turn(first, conv)
 
     loaded = await store.get_conversation(conv.id, ALICE)
 
-    assert loaded == conv
+    # The store keeps the list figures: one message, active when it came.
+    assert loaded == replace(conv, message_count=1, last_active_at=first.created_at)
     assert loaded is not None
     assert loaded.created_at.tzinfo == UTC
 
@@ -294,7 +299,10 @@ async def test_of_forty_turns_opened_at_once_in_one_conversation_exactly_one_run
 
         outcomes = await asyncio.gather(*(store.open_turn(turn, None) for turn in turns), return_exceptions=True)
 
-        opened = [turn for turn, outcome in zip(turns, outcomes, strict=True) if outcome == conv]
+        opened = [
+            turn for turn, outcome in zip(turns, outcomes, strict=True)
+            if isinstance(outcome, Conversation) and outcome.id == conv.id
+        ]
         refused = [outcome for outcome in outcomes if isinstance(outcome, Conflict)]
         assert (len(opened), len(refused)) == (1, 39), [type(o).__name__ for o in outcomes]
         stored = await store.list_messages(conv.id, 0, 100)
@@ -381,6 +389,7 @@ async def test_conversation_tail_reads_the_conversation_and_its_last_turns_for_i
     summarised = conv.with_summary("Alice likes Paris.", T0 + timedelta(hours=1))
     await store.save_summary(summarised)
 
+    summarised = replace(summarised, message_count=4, last_active_at=turns[-1].created_at)
     assert await store.conversation_tail(conv.id, ALICE, 2) == (summarised, turns[2:])
     assert await store.conversation_tail(conv.id, ALICE, 0) == (summarised, [])
     assert await store.conversation_tail(conv.id, BOB, 2) is None

@@ -5,7 +5,10 @@ headers, response schemas, SSE events, schema-valid data accepted, invalid data 
 
 Nothing is excluded: the SSE answers are declared per event (`event`, `id`, `data`), which
 schemathesis validates. /mcp is a mounted app outside the spec (tests/integration/test_mcp_server.py).
-Each run is bounded (few examples per operation, a request timeout) and ends by itself.
+Each run is bounded (few examples per operation, a request timeout) and ends by itself. One worker:
+with two, hypothesis describes its filters with `ast.parse` from two threads at once, which on
+CPython 3.11 now and then fails with "AST constructor recursion depth mismatch", a runtime error
+of the tool, not of the API.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ def schemathesis(base_url: str, *headers: str) -> subprocess.CompletedProcess[st
     st = shutil.which("st", path=str(Path(sys.executable).parent))
     assert st is not None, "schemathesis is in the dev extra: pip install -e '.[dev]'"
     args = [st, "run", f"{base_url}/openapi.json", "--checks", "all", "--max-examples", "25", "--seed", "14",
-            "--request-timeout", "20", "--generation-database", "none", "--no-color", "--workers", "2"]
+            "--request-timeout", "20", "--generation-database", "none", "--no-color", "--workers", "1"]
     for header in headers:
         args += ["--header", header]
     return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=RUN_LIMIT, check=False)

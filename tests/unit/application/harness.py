@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from application.agents.resolve_config import ResolveConfig
+from application.chat_turn.after_turn import AfterTurn
 from application.chat_turn.agent_loop import AgentLoop
 from application.chat_turn.launch_turn import LaunchTurn
 from application.chat_turn.run_chat_turn import RunChatTurn, TurnLimits
@@ -19,6 +20,8 @@ from application.chat_turn.turn_events import TurnEvents
 from application.chat_turn.turn_parts import TurnParts
 from application.chat_turn.turn_tools import TurnTools
 from application.chat_turn.turn_watch import TurnWatch, WatchTimes
+from application.conversations.name_conversation import NameConversation
+from application.conversations.suggest_follow_ups import SuggestFollowUps
 from application.knowledge.retrieval import Retrieval
 from application.memory.cached_embedder import CachedEmbedder
 from application.memory.extract_entities import ExtractEntities
@@ -28,16 +31,20 @@ from application.memory.run_upkeep import MemoryUpkeep
 from application.memory.schedule_upkeep import NoUpkeep, UpkeepScheduler
 from application.memory.short_term_memory import ShortTermMemory
 from application.memory.update_summary import UpdateSummary
+from application.ports.conversation_writers import FollowUpWriter, Titler
 from application.tasks.follow_task import FollowTask, FollowTimes
 from domain.agent import AgentConfig
 from domain.ids import AppId, ConversationId, OwnerId, TaskId
 from domain.memory import MemoryPolicy
 from domain.thoughts import AgentThought
 from domain.tools import RetryPolicy
+from infrastructure.conversations.offline_writers import FirstWordsTitler, TemplateFollowUpWriter
 from infrastructure.events.inprocess_task_control import InProcessTaskControl
 from infrastructure.events.inprocess_task_presence import InProcessTaskPresence
 from infrastructure.memory.inprocess_memory_store import InProcessEmbeddingCache
+from infrastructure.runtime.system import AsyncioSpawner
 from tests.doubles import FailingEventLog, FailingMemoryStore
+from tests.fake_message_store import FakeMessageStore
 from tests.fakes import (
     CollectingSpawner,
     FakeAgentStore,
@@ -46,7 +53,6 @@ from tests.fakes import (
     FakeEmbedder,
     FakeEntityExtractor,
     FakeKnowledgeBase,
-    FakeMessageStore,
     FakeSummarizer,
     FakeToolBox,
     ScriptedModel,
@@ -82,6 +88,12 @@ class Harness:
     summarizer: FakeSummarizer = field(default_factory=FakeSummarizer)
     extractor: FakeEntityExtractor = field(default_factory=FakeEntityExtractor)
     embedder: FakeEmbedder = field(default_factory=FakeEmbedder)
+    # Titles and follow-up questions run on a spawner of their own; `turn` waits for them. A
+    # CollectingSpawner runs them only after the turn (its terminal event never waits for a title).
+    titler: Titler = field(default_factory=FirstWordsTitler)
+    follow_up_writer: FollowUpWriter = field(default_factory=TemplateFollowUpWriter)
+    writers_spawner: CollectingSpawner | AsyncioSpawner = field(default_factory=AsyncioSpawner)
+    title_wait: float = 0.0
 
     def __post_init__(self) -> None:
         self.presence = InProcessTaskPresence(clock=self.time.monotonic)
@@ -111,14 +123,17 @@ class Harness:
             new_watch=partial(TurnWatch, tasks=self.tasks, presence=self.presence, clock=clock, times=limits.watch),
         )
         recall, upkeep = (self.recall, self.scheduler) if self.memory_tiers else (SummaryOnlyRecall(), NoUpkeep())
-        self.run_turn = RunChatTurn(
-            SaveOutcome(self.store, retry_for=self.save_retry), short_term, recall, upkeep, parts, limits
-        )
         self.agents = FakeAgentStore.publishing(self.config)
+        self.name_conversation = NameConversation(self.titler, self.store, clock)
+        self.suggest = SuggestFollowUps(self.follow_up_writer, self.store, self.agents)
+        after = AfterTurn(upkeep, self.name_conversation, self.suggest, self.writers_spawner, self.title_wait)
+        self.run_turn = RunChatTurn(
+            SaveOutcome(self.store, retry_for=self.save_retry), short_term, recall, after, parts, limits
+        )
         resolve = ResolveConfig(self.agents, models)
         launch = LaunchTurn(self.tasks, self.log, self.run_turn, self.spawner, task_ttl=1800)
         self.start = StartChatTurn(self.store, resolve, launch, clock, ids, InputLimits(max_query_bytes=1024))
-        self.follow = FollowTask(self.tasks, self.log, self.presence, clock, FollowTimes(0.0, 30.0))
+        self.follow = FollowTask(self.tasks, self.log, self.presence, self.store, clock, FollowTimes(0.0, 30.0))
 
     async def turn(self, query: str, conversation_id: str | None = None) -> TurnHandle:
         """Start a turn and run it to its end."""
@@ -126,7 +141,15 @@ class Harness:
             ChatRequest(OWNER, query, ConversationId(conversation_id) if conversation_id else None)
         )
         await self.spawner.run_all()
+        await self.after_turns()
         return handle
+
+    async def after_turns(self) -> None:
+        """Until the titles and follow-up questions started so far are made."""
+        if isinstance(self.writers_spawner, CollectingSpawner):
+            await self.writers_spawner.run_all()
+        else:
+            await self.writers_spawner.drain(grace=30.0)
 
     async def thoughts(self, task_id: str) -> list[AgentThought]:
         """The task's events, as its log holds them."""

@@ -13,6 +13,7 @@ from domain.ids import ConversationId, MessageId, OwnerId, TaskId
 from infrastructure.events.inprocess_event_log import InProcessEventLog
 from infrastructure.events.inprocess_task_control import InProcessTaskControl
 from infrastructure.events.inprocess_task_presence import InProcessTaskPresence
+from tests.fake_message_store import FakeMessageStore
 from tests.fakes import FakeClock
 
 INFO = TaskInfo(TaskId("t-1"), OwnerId("alice"), ConversationId("c"), MessageId("m"))
@@ -34,7 +35,9 @@ async def test_a_follower_of_a_task_that_vanished_for_good_ends_with_an_error() 
     tasks, log = InProcessTaskControl(clock=clock.monotonic), InProcessEventLog(clock=clock.monotonic)
     await tasks.register(INFO, ttl=1.0)
     await log.open(INFO.task_id)
-    follow = FollowTask(tasks, log, InProcessTaskPresence(clock=clock.monotonic), clock, FollowTimes(0.01, 3.0))
+    follow = FollowTask(
+        tasks, log, InProcessTaskPresence(clock=clock.monotonic), FakeMessageStore(), clock, FollowTimes(0.01, 3.0)
+    )
 
     async def time_passes() -> None:
         while True:
@@ -53,7 +56,9 @@ async def test_a_follower_whose_task_record_comes_back_keeps_following() -> None
     clock = FakeClock(step=0.0)
     tasks, log = InProcessTaskControl(clock=clock.monotonic), InProcessEventLog(clock=clock.monotonic)
     await log.open(INFO.task_id)
-    follow = FollowTask(tasks, log, InProcessTaskPresence(clock=clock.monotonic), clock, FollowTimes(0.01, 3.0))
+    follow = FollowTask(
+        tasks, log, InProcessTaskPresence(clock=clock.monotonic), FakeMessageStore(), clock, FollowTimes(0.01, 3.0)
+    )
 
     async def worker_beats() -> None:
         while True:

@@ -21,7 +21,9 @@ from domain.ids import AppId, ConversationId, OwnerId
 from domain.messages import Role, ToolResultBlock, Usage
 from domain.review import KeywordReview
 from domain.tools import ToolCall
-from tests.fakes import T0, CollectingSpawner, FakeClock, FakeMessageStore, ScriptedModel, SequentialIds
+from domain.viewers import Viewer
+from tests.fake_message_store import FakeMessageStore
+from tests.fakes import T0, CollectingSpawner, FakeClock, ScriptedModel, SequentialIds
 from tests.unit.application.harness import OWNER, Harness
 
 HELLO = [ModelChunk(text="Hel"), ModelChunk(text="lo"), ModelChunk(usage=Usage(10, 2, 0.5))]
@@ -324,9 +326,9 @@ async def test_a_turn_nobody_follows_any_more_is_stopped_as_if_asked() -> None:
 async def test_a_finished_turn_stays_replayable_by_its_owner() -> None:
     h = Harness(ScriptedModel([HELLO]))
     handle = await h.turn("hi")
-    assert (await h.follow.owned(handle.task_id, OWNER)).message_id == handle.message_id
+    assert (await h.follow.owned(handle.task_id, Viewer(OWNER))).message_id == handle.message_id
     with pytest.raises(NotFound):
-        await h.follow.owned(handle.task_id, OwnerId("mallory"))
+        await h.follow.owned(handle.task_id, Viewer(OwnerId("mallory")))
 
 
 async def test_a_turn_past_its_limit_ends_with_timeout() -> None:

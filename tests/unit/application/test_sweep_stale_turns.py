@@ -9,7 +9,8 @@ from domain.ids import AppId, ConversationId, MessageId, OwnerId, TaskId, Though
 from domain.thoughts import AgentThought, ThoughtEvent
 from infrastructure.events.inprocess_event_log import InProcessEventLog
 from infrastructure.events.inprocess_task_presence import InProcessTaskPresence
-from tests.fakes import T0, CollectingSpawner, FakeClock, FakeMessageStore, SequentialIds
+from tests.fake_message_store import FakeMessageStore
+from tests.fakes import T0, CollectingSpawner, FakeClock, SequentialIds
 
 OWNER = OwnerId("alice")
 

@@ -1,0 +1,61 @@
+"""DeleteConversation: a soft delete. The conversation leaves every list and read at once and takes
+no more turns; a turn still running is stopped (its record kept), then the memory is forgotten.
+The rows stay in the database until retention removes them."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+from application.conversations.visibility import visible_conversation
+from application.errors import NotFound
+from domain.conversation import MessageStatus
+
+if TYPE_CHECKING:
+    from application.ports.conversation_cleanup import MemoryEraser
+    from application.ports.message_store import MessageStore
+    from application.ports.runtime import Clock
+    from application.ports.task_control import TaskControl
+    from domain.ids import ConversationId
+    from domain.viewers import Viewer
+
+log = logging.getLogger(__name__)
+
+
+class DeleteConversation:
+    def __init__(
+        self, store: MessageStore, tasks: TaskControl, memory: MemoryEraser, clock: Clock, settle: float = 5.0
+    ) -> None:
+        self._store = store
+        self._tasks = tasks
+        self._memory = memory
+        self._clock = clock
+        self._settle = settle
+
+    async def __call__(self, conversation_id: ConversationId, viewer: Viewer) -> None:
+        conversation = await visible_conversation(self._store, conversation_id, viewer)
+        # Deleted first, so that no turn opens in it from now on (opening a turn locks the same row).
+        if not await self._store.delete_conversation(conversation_id, conversation.owner, self._clock.now()):
+            raise NotFound(f"Conversation {conversation_id!r} was not found.")
+        latest = await self._store.latest_message(conversation_id)
+        if latest is not None and latest.status is MessageStatus.RUNNING:
+            await self._tasks.request_stop(latest.task_id, conversation.owner)
+            if not await self._ended(conversation_id):
+                log.warning("conversation %s: deleted while its turn %s had not stopped yet",
+                            conversation_id, latest.task_id)
+        # After the turn ended: a turn still writing would put back what is forgotten.
+        await self._memory.erase(conversation_id)
+
+    async def _ended(self, conversation_id: ConversationId) -> bool:
+        """Whether the conversation's last turn ended within `settle` seconds."""
+        waited, pause = 0.0, 0.02
+        while True:
+            latest = await self._store.latest_message(conversation_id)
+            if latest is None or latest.status is not MessageStatus.RUNNING:
+                return True
+            if waited >= self._settle:
+                return False
+            pause = min(pause * 2, 0.5, self._settle - waited)
+            await asyncio.sleep(pause)
+            waited += pause

@@ -1,0 +1,22 @@
+"""ReadConversation: one conversation as the list shows it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from application.conversations.visibility import visible_conversation
+from application.ports.message_store import ConversationListing
+
+if TYPE_CHECKING:
+    from application.ports.message_store import MessageStore
+    from domain.ids import ConversationId
+    from domain.viewers import Viewer
+
+
+class ReadConversation:
+    def __init__(self, store: MessageStore) -> None:
+        self._store = store
+
+    async def __call__(self, conversation_id: ConversationId, viewer: Viewer) -> ConversationListing:
+        conversation = await visible_conversation(self._store, conversation_id, viewer)
+        return ConversationListing(conversation, await self._store.latest_message(conversation_id))

@@ -1,0 +1,35 @@
+"""The conversations API's use cases, as a container of their own inside the main one
+(`Container.conversations`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from dependency_injector import containers, providers
+
+from application.conversations import (
+    ChangeConversation,
+    DeleteConversation,
+    ListConversations,
+    RateMessage,
+    ReadConversation,
+)
+
+if TYPE_CHECKING:
+    from application.ports.conversation_cleanup import MemoryEraser
+    from application.ports.message_store import MessageStore
+    from application.ports.runtime import Clock
+    from application.ports.task_control import TaskControl
+
+
+class ConversationsContainer(containers.DeclarativeContainer):
+    store: providers.Dependency[MessageStore] = providers.Dependency()
+    tasks: providers.Dependency[TaskControl] = providers.Dependency()
+    memory: providers.Dependency[MemoryEraser] = providers.Dependency()
+    clock: providers.Dependency[Clock] = providers.Dependency()
+
+    list_conversations = providers.Singleton(ListConversations, store=store)
+    read_conversation = providers.Singleton(ReadConversation, store=store)
+    change_conversation = providers.Singleton(ChangeConversation, store=store, clock=clock)
+    delete_conversation = providers.Singleton(DeleteConversation, store=store, tasks=tasks, memory=memory, clock=clock)
+    rate_message = providers.Singleton(RateMessage, store=store)

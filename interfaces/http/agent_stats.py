@@ -1,0 +1,69 @@
+"""An agent's usage stats over HTTP: per UTC day, per published version, in total. Owner only
+(an account key); another account's agent is 404."""
+
+from typing import Annotated, Any
+
+from dependency_injector.wiring import Provide, inject
+from fastapi import APIRouter, Depends, Query
+
+from application.agents.usage_stats import MAX_DAYS, MAX_VERSION, ReadUsageStats
+from application.ports.usage_stats import UsageFigures, UsageReport
+from domain.ids import AppId
+from interfaces.http.agents import AgentPath, Owner
+from interfaces.http.openapi import ERROR_RESPONSES
+
+router = APIRouter(responses=ERROR_RESPONSES, tags=["agents"])
+
+# The shape is checked here; whether it is a real day (not 2026-02-30) by the use case.
+_DAY = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+From = Annotated[
+    str | None,
+    Query(alias="from", min_length=10, max_length=10, pattern=_DAY,
+          description="The first UTC day (YYYY-MM-DD), included; default: 29 days before `to`."),
+]
+To = Annotated[
+    str | None,
+    Query(alias="to", min_length=10, max_length=10, pattern=_DAY,
+          description=f"The last UTC day (YYYY-MM-DD), included; default: today. At most {MAX_DAYS} days in all."),
+]
+Version = Annotated[int | None, Query(ge=1, le=MAX_VERSION, description="Only the turns of this published version.")]
+
+
+@router.get("/api/agents/{agent_id}/stats")
+@inject
+async def agent_stats(
+    agent_id: AgentPath, owner: Owner, read: Annotated[ReadUsageStats, Depends(Provide["agents.read_usage_stats"])],
+    first: From = None, last: To = None, version: Version = None,
+) -> dict[str, Any]:
+    """Conversations, messages, end users, tokens, cost, latency, time to first token, likes and
+    dislikes of the agent's published turns (not the debugger's), per UTC day (every day of the
+    window, zeros included), per version (newest first) and in total."""
+    return report_data(await read(AppId(agent_id), owner, first, last, version))
+
+
+def report_data(report: UsageReport) -> dict[str, Any]:
+    return {
+        "agent_id": report.agent_id,
+        "from": report.first.isoformat(),
+        "to": report.last.isoformat(),
+        "version": report.version,
+        "total": figures_data(report.total),
+        "days": [{"date": d.day.isoformat(), **figures_data(d.figures)} for d in report.days],
+        "versions": [{"version": v.version, **figures_data(v.figures)} for v in report.versions],
+    }
+
+
+def figures_data(figures: UsageFigures) -> dict[str, Any]:
+    return {
+        "conversations": figures.conversations,
+        "messages": figures.messages,
+        "end_users": figures.end_users,
+        "prompt_tokens": figures.prompt_tokens,
+        "completion_tokens": figures.completion_tokens,
+        "tokens": figures.tokens,
+        "cost": figures.cost,
+        "avg_latency": figures.avg_latency,
+        "avg_first_token_latency": figures.avg_first_token_latency,
+        "likes": figures.likes,
+        "dislikes": figures.dislikes,
+    }
