@@ -48,6 +48,7 @@ from application.tasks.stop_task import StopTask
 from application.tasks.sweep_stale_turns import SweepStaleTurns, SweepTimes
 from domain.tools import RetryPolicy
 from infrastructure.embeddings.lexical import LexicalEmbedder
+from infrastructure.embeddings.local_embedder import local_embedder
 from infrastructure.embeddings.openai_embedder import openai_embedder
 from infrastructure.events.inprocess_event_log import InProcessEventLog
 from infrastructure.events.inprocess_task_control import InProcessTaskControl
@@ -156,6 +157,7 @@ class Container(containers.DeclarativeContainer):
         config.embeddings.backend,
         lexical=providers.Singleton(LexicalEmbedder, dim=config.embeddings.lexical_dim),
         openai=providers.Singleton(openai_embedder, embeddings=config.embeddings, llm=config.llm),
+        local=providers.Singleton(local_embedder, embeddings=config.embeddings),
     )
     knowledge_base = providers.Singleton(SqlAlchemyKnowledgeBase, database=database)
     retrieval = providers.Singleton(Retrieval, knowledge=knowledge_base, embedder=embedder)
@@ -210,6 +212,7 @@ class Container(containers.DeclarativeContainer):
         config.embeddings.backend,
         lexical=embedder,
         openai=providers.Singleton(CachedEmbedder, embedder=embedder, cache=embedding_cache),
+        local=providers.Singleton(CachedEmbedder, embedder=embedder, cache=embedding_cache),
     )
     memory_recall = providers.Singleton(
         MemoryRecall, memory=memory_store, entities=memory_store, embedder=memory_embedder, tokenizer=tokenizer,

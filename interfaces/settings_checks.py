@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from infrastructure.embeddings.local_embedder import local_model_problem
 from infrastructure.models.provider_config import base_url_problem
 from infrastructure.persistence.urls import url_problem
 
@@ -38,6 +39,9 @@ def settings_problem(settings: Settings) -> str | None:
         "MEMAGENT_LLM__BASE_URL": base_url_problem(settings.llm.base_url) if settings.llm.base_url else None,
         "MEMAGENT_EMBEDDINGS__BASE_URL": (
             base_url_problem(settings.embeddings.base_url) if settings.embeddings.base_url else None
+        ),
+        "MEMAGENT_EMBEDDINGS__LOCAL_MODEL": (
+            local_model_problem(settings.embeddings.local_model) if settings.embeddings.backend == "local" else None
         ),
     }
     return next((f"{name}: {problem}" for name, problem in checks.items() if problem), None)
