@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -88,3 +89,68 @@ def _entity(item: Any) -> tuple[ExtractedEntity | None, str]:
     except DomainError as error:
         return None, str(error)
     return ExtractedEntity(normalised, text, float(confidence)), ""
+
+
+# The junk guard. A value is dropped when it holds no content word (only function words,
+# punctuation or symbols: "it", "the one", "？"), or when the query is a question and the value's
+# content words are exactly the question's: for "what is my name?", name "my name" only repeats the
+# question, it states nothing (while "I'm Ada, what's the weather?" still yields name "Ada").
+# Numbers are content ("42", "0612"). Chinese counts each Han character as a word.
+FUNCTION_WORDS = frozenset((
+    "a", "an", "the", "this", "that", "these", "those", "it", "its", "it's", "i", "me", "my", "mine", "you",
+    "your", "yours", "he", "him", "his", "she", "her", "hers", "we", "us", "our", "they", "them", "their", "is",
+    "am", "are", "was", "were", "be", "been", "being", "do", "does", "did", "have", "has", "had", "of", "to",
+    "in", "on", "at", "for", "with", "by", "from", "and", "or", "but", "not", "no", "yes", "so", "as", "what",
+    "which", "who", "whom", "whose", "when", "where", "why", "how", "there", "here", "some", "any", "one",
+    "ones", "thing", "things", "something", "anything", "please", "thanks", "thank", "ok", "okay", "sure",
+    "maybe", "just", "also", "very", "really", "s", "m", "re", "ll", "ve", "d", "t"
+))
+FUNCTION_HAN = frozenset("的了吗呢吧啊呀是我你他她它们这那个什么怎么哪谁和与在有没不也就都很请么")
+_WORD = re.compile(r"[^\W_]+")
+_HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_QUESTION_WORDS = frozenset((
+    "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "is", "are", "do", "does", "did",
+    "can", "could", "will", "would"
+))
+
+
+def content_words(text: str) -> frozenset[str]:
+    """The words of `text` that say something: casefolded, without function words."""
+    words: set[str] = set()
+    for word in _WORD.findall(text.casefold()):
+        han = _HAN.findall(word)
+        if han:
+            words.update(c for c in han if c not in FUNCTION_HAN)
+            rest = _HAN.sub(" ", word).split()
+            words.update(w for w in rest if w not in FUNCTION_WORDS)
+        elif word not in FUNCTION_WORDS:
+            words.add(word)
+    return frozenset(words)
+
+
+def is_question(text: str) -> bool:
+    stripped = text.strip()
+    first = stripped.split(maxsplit=1)[0].casefold() if stripped else ""
+    return stripped.endswith(("?", "？", "吗", "呢")) or first in _QUESTION_WORDS
+
+
+def junk_problem(value: str, query: str) -> str:
+    """Why an extracted value is junk (see above), or "" when it is worth keeping."""
+    said = content_words(value)
+    if not said:
+        return "holds no content word"
+    if is_question(query) and said == content_words(query):
+        return "only repeats the question"
+    return ""
+
+
+def without_junk(extraction: Extraction, query: str) -> Extraction:
+    """The extraction less its junk values, each named in `problems`."""
+    kept, problems = [], list(extraction.problems)
+    for entity in extraction.entities:
+        problem = junk_problem(entity.value, query)
+        if problem:
+            problems.append(f"{entity.type} {entity.value!r} {problem}")
+        else:
+            kept.append(entity)
+    return Extraction(extraction.intent, tuple(kept), tuple(problems))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from domain.entity_extraction import read_extraction
+from domain.entity_extraction import read_extraction, without_junk
 from domain.memory import Exchange, MemoryPolicy
 from domain.memory_entities import INTENT_TYPE, TASKLESS_INTENTS, Entity
 
@@ -31,7 +31,7 @@ class ExtractEntities:
     async def __call__(self, finished: Message) -> int:
         """Extract the exchange's entities and merge them into entity memory; how many were kept."""
         payload = await self._extractor.extract(Exchange.of(finished))
-        extraction = read_extraction(payload)
+        extraction = without_junk(read_extraction(payload), finished.query)
         for problem in extraction.problems:
             log.warning("entity extraction of message %s: dropped: %s", finished.id, problem)
         entities = [

@@ -47,6 +47,8 @@ END_USER = String(256)
 TIMESTAMP = DateTime(timezone=True)
 # JSONB on PostgreSQL (binary, indexable); plain JSON text elsewhere.
 JSON_DOC = JSON().with_variant(JSONB(), "postgresql")
+# The same, with None stored as SQL NULL rather than the JSON `null` (a value not there yet).
+OPTIONAL_JSON_DOC = JSON(none_as_null=True).with_variant(JSONB(none_as_null=True), "postgresql")
 # SQLite only auto-increments an INTEGER PRIMARY KEY; PostgreSQL gets a BIGSERIAL.
 SEQUENCE = BigInteger().with_variant(Integer(), "sqlite")
 
@@ -123,7 +125,7 @@ class MessageRow(Base):
     superseded: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     rating: Mapped[str | None] = mapped_column(String(16))
     rating_note: Mapped[str] = mapped_column(Text, default="", server_default="")
-    follow_ups: Mapped[list[str] | None] = mapped_column(JSON_DOC)
+    follow_ups: Mapped[list[str] | None] = mapped_column(OPTIONAL_JSON_DOC)
     first_token_latency: Mapped[float | None] = mapped_column(Double)
 
 

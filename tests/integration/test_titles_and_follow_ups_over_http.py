@@ -200,7 +200,8 @@ def test_a_failing_title_model_loses_nothing_and_the_next_answer_names_the_conve
 def cached_follow_ups(database: Path, message_id: str) -> list[str] | None:
     with sqlite3.connect(database) as connection:
         row = connection.execute("SELECT follow_ups FROM messages WHERE id = ?", (message_id,)).fetchone()
-    return None if row is None or row[0] is None else list(json.loads(row[0]))
+    stored = None if row is None or row[0] is None else json.loads(row[0])
+    return None if stored is None else list(stored)
 
 
 def test_the_model_s_questions_are_made_after_the_answer_and_cached_on_its_message(

@@ -9,24 +9,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from infrastructure.conversations.llm_writers import FOLLOW_UP_INSTRUCTIONS, TITLE_INSTRUCTIONS
 from infrastructure.memory.llm_memory_models import (
     ARCHIVE_INSTRUCTIONS,
     EXTRACTION_INSTRUCTIONS,
     SUMMARY_INSTRUCTIONS,
 )
 
-# The title and follow-up calls after a turn are told apart the same way (their prompts' fixed starts).
-UPKEEP_PROMPTS = tuple(
-    p[:40] for p in (
-        SUMMARY_INSTRUCTIONS, ARCHIVE_INSTRUCTIONS, EXTRACTION_INSTRUCTIONS, TITLE_INSTRUCTIONS, FOLLOW_UP_INSTRUCTIONS,
-    )
-)
+UPKEEP_PROMPTS = tuple(p[:40] for p in (SUMMARY_INSTRUCTIONS, ARCHIVE_INSTRUCTIONS, EXTRACTION_INSTRUCTIONS))
 
 
 def is_memory_upkeep(body: dict[str, Any]) -> bool:
-    """The summary, archive and entity calls of memory upkeep, and the title and follow-up calls,
-    told apart by their system prompts."""
+    """The summary, archive and entity calls of memory upkeep, told apart by their system prompts."""
     first = (body.get("messages") or [{}])[0].get("content")
     if isinstance(first, list):  # content parts
         first = "".join(part.get("text", "") for part in first if isinstance(part, dict))
