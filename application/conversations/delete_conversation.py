@@ -4,12 +4,12 @@ The rows stay in the database until retention removes them."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import TYPE_CHECKING
 
 from application.conversations.visibility import visible_conversation
 from application.errors import NotFound
+from application.settle import settled
 from domain.conversation import MessageStatus
 
 if TYPE_CHECKING:
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from application.ports.message_store import MessageStore
     from application.ports.runtime import Clock
     from application.ports.task_control import TaskControl
+    from domain.conversation import Message
     from domain.ids import ConversationId
     from domain.viewers import Viewer
 
@@ -49,13 +50,8 @@ class DeleteConversation:
 
     async def _ended(self, conversation_id: ConversationId) -> bool:
         """Whether the conversation's last turn ended within `settle` seconds."""
-        waited, pause = 0.0, 0.02
-        while True:
-            latest = await self._store.latest_message(conversation_id)
-            if latest is None or latest.status is not MessageStatus.RUNNING:
-                return True
-            if waited >= self._settle:
-                return False
-            pause = min(pause * 2, 0.5, self._settle - waited)
-            await asyncio.sleep(pause)
-            waited += pause
+
+        def ended(latest: Message | None) -> bool:
+            return latest is None or latest.status is not MessageStatus.RUNNING
+
+        return ended(await settled(lambda: self._store.latest_message(conversation_id), ended, self._settle))

@@ -12,10 +12,10 @@ a `Conflict` naming its final status; a turn still running after `settle` is rep
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING
 
 from application.errors import Conflict, NotFound
+from application.settle import settled
 from domain.conversation import MessageStatus
 
 if TYPE_CHECKING:
@@ -52,11 +52,9 @@ class StopTask:
             raise Conflict(f"Task {info.task_id!r} has already finished with status {message.status.value!r}.")
 
     async def _final_status(self, info: TaskInfo) -> MessageStatus:
-        waited, pause = 0.0, 0.02
-        while True:
-            message = await self._store.get_message(info.message_id, info.owner)
-            if message is None or message.status is not MessageStatus.RUNNING or waited >= self._settle:
-                return MessageStatus.RUNNING if message is None else message.status
-            pause = min(pause * 2, 0.5, self._settle - waited)
-            await asyncio.sleep(pause)
-            waited += pause
+        message = await settled(
+            lambda: self._store.get_message(info.message_id, info.owner),
+            lambda found: found is None or found.status is not MessageStatus.RUNNING,
+            self._settle,
+        )
+        return MessageStatus.RUNNING if message is None else message.status
