@@ -18,6 +18,7 @@ from fastapi.routing import APIRoute
 from interfaces.app import create_app
 from interfaces.settings import Settings
 from tests.e2e.test_keys_and_owners import Key, create_key
+from tests.integration.http_answers import ok, refused
 from tests.integration.streaming_helpers import serving
 from tests.service import Service
 
@@ -54,20 +55,6 @@ class World:
     ben: str  # Alice's second agent, published, on the offline model
     draft_only: str  # Alice's agent never published
     bobs: str  # Bob's agent, published
-
-
-def ok(response: httpx.Response, status: int = 200) -> dict[str, Any]:
-    assert response.status_code == status, response.text
-    data: dict[str, Any] = response.json()
-    return data
-
-
-def refused(response: httpx.Response, status: int, code: str) -> str:
-    assert response.status_code == status, response.text
-    body = response.json()
-    assert set(body) == {"code", "message"}
-    assert body["code"] == code
-    return str(body["message"])
 
 
 def bearer(raw: str) -> dict[str, str]:

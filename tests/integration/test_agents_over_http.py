@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 
 from infrastructure.persistence.migrate import run_migrations
 from tests.integration.backends import pg_url, throwaway_pg_database
+from tests.integration.http_answers import ok
 from tests.integration.streaming_helpers import serving
 from tests.service import Service
 
@@ -36,12 +36,6 @@ def service(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
 def client(service: Service) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=service.base_url, timeout=30) as http:
         yield http
-
-
-def ok(response: httpx.Response, status: int = 200) -> dict[str, Any]:
-    assert response.status_code == status, response.text
-    data: dict[str, Any] = response.json()
-    return data
 
 
 def system_prompt(client: httpx.Client, message_id: str) -> str:

@@ -15,6 +15,7 @@ import pytest
 import redis
 
 from tests.integration.backends import shared_redis_url
+from tests.integration.http_answers import ok, refused
 from tests.integration.streaming_helpers import (
     finished_message,
     long_query,
@@ -50,20 +51,6 @@ def service(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
 def client(service: Service) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=service.base_url, timeout=30) as http:
         yield http
-
-
-def ok(response: httpx.Response, status: int = 200) -> dict[str, Any]:
-    assert response.status_code == status, response.text
-    data: dict[str, Any] = response.json()
-    return data
-
-
-def refused(response: httpx.Response, status: int, code: str | None = None) -> str:
-    """The error answer; `code` None: any (a body refused by its schema is `invalid_request`)."""
-    assert response.status_code == status, response.text
-    assert code is None or response.json()["code"] == code, response.text
-    message: str = response.json()["message"]
-    return message
 
 
 def chat(client: httpx.Client, query: str, user: str | None, conversation_id: str | None = None) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.integration.http_answers import ok
 from tests.integration.streaming_helpers import long_query, open_sse, serving, shared_backends
 from tests.service import Service
 
@@ -25,12 +26,6 @@ class World:
     agent: str
     other_agent: str
     key: str
-
-
-def ok(response: httpx.Response, status: int = 200) -> dict[str, Any]:
-    assert response.status_code == status, response.text
-    data: dict[str, Any] = response.json()
-    return data
 
 
 def published_agent(http: httpx.Client, name: str) -> str:

@@ -17,6 +17,7 @@ from infrastructure.conversations.llm_writers import FOLLOW_UP_INSTRUCTIONS, TIT
 from infrastructure.memory.llm_memory_models import ARCHIVE_INSTRUCTIONS, EXTRACTION_INSTRUCTIONS, SUMMARY_INSTRUCTIONS
 from infrastructure.persistence.migrate import run_migrations
 from tests.integration.backends import pg_url, throwaway_pg_database
+from tests.integration.http_answers import ok
 from tests.integration.streaming_helpers import open_chat, serving, wait_until
 from tests.llm_server import ScriptedLLMServer
 from tests.llm_server_scripts import error, text
@@ -27,12 +28,6 @@ pytestmark = pytest.mark.integration
 QUERY = "Plan a weekend trip to Lisbon in May please"
 # A bound the offline titler never comes near; the terminal event waits only until the title is saved.
 WAIT = {"MEMAGENT_TITLES__WAIT": "5"}
-
-
-def ok(response: httpx.Response, status: int = 200) -> dict[str, Any]:
-    assert response.status_code == status, response.text
-    data: dict[str, Any] = response.json()
-    return data
 
 
 def chat(client: httpx.Client, query: str, **body: Any) -> dict[str, Any]:

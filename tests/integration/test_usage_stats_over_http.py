@@ -17,6 +17,7 @@ import pytest
 from infrastructure.persistence.migrate import run_migrations
 from tests.e2e.test_keys_and_owners import create_key
 from tests.integration.backends import pg_url, throwaway_pg_database
+from tests.integration.http_answers import ok
 from tests.integration.streaming_helpers import serving
 from tests.service import Service
 
@@ -40,12 +41,6 @@ def service(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
 def client(service: Service) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=service.base_url, timeout=30) as http:
         yield http
-
-
-def ok(response: httpx.Response, status: int = 200) -> dict[str, Any]:
-    assert response.status_code == status, response.text
-    data: dict[str, Any] = response.json()
-    return data
 
 
 def turn(client: httpx.Client, agent: str, query: str, **extra: Any) -> dict[str, Any]:
