@@ -6,6 +6,7 @@ import enum
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from domain.agents import DEFAULT_AGENT
 from domain.errors import DomainError
 from domain.ids import AppId, EndUserId
 from domain.messages import Usage
@@ -17,7 +18,6 @@ if TYPE_CHECKING:
 
     from domain.ids import ConversationId, MessageId, OwnerId, TaskId, ThoughtId
 
-DEFAULT_AGENT_ID = AppId("default")  # domain.agents.DEFAULT_AGENT
 MAX_TITLE_CHARS = 200
 MAX_NOTE_CHARS = 2000
 MAX_FOLLOW_UPS = 3
@@ -143,7 +143,7 @@ class Message:
     entry_point: str = "api"
     # Whose and which agent's: copied from the conversation, so that reads and stats need no join.
     end_user: EndUserId = EndUserId("")  # as its conversation's
-    agent_id: AppId = DEFAULT_AGENT_ID
+    agent_id: AppId = DEFAULT_AGENT
     # A regeneration answers its parent's query again; a newer completed sibling supersedes it.
     parent_message_id: MessageId | None = None
     superseded: bool = False

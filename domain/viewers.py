@@ -10,11 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from domain.agents import EntryPoint
 from domain.errors import DomainError
 from domain.ids import AppId, EndUserId, OwnerId
 from domain.text import text_problem
-
-DEBUGGER = "debugger"  # domain.agents.EntryPoint.DEBUGGER, the entry point of a draft's turns
 
 if TYPE_CHECKING:
     from domain.conversation import Conversation, Message
@@ -67,5 +66,8 @@ class Viewer:
         return (
             message.owner == self.owner
             and (self.end_user is None or message.end_user == self.end_user)
-            and (self.agent_id is None or (message.agent_id == self.agent_id and message.entry_point != DEBUGGER))
+            and (
+                self.agent_id is None
+                or (message.agent_id == self.agent_id and message.entry_point != EntryPoint.DEBUGGER)
+            )
         )
