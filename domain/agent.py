@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from domain.errors import DomainError
 from domain.review import KeywordReview
+from domain.user_memory import UserScope
 
 if TYPE_CHECKING:
     from domain.ids import AppId
@@ -62,6 +63,8 @@ class AgentConfig:
     end user as it streams. Off, a step's text is held back until the step ends and sent
     only if it is the answer; the reasoning is still kept in the trace.
 
+    `user_memory`, `user_scope`: see `domain.user_memory`.
+
     `suggested_questions_after_answer`: after each completed turn, up to 3 short questions the
     end user might ask next are made off the request path (`GET /api/messages/{id}/suggested`).
     """
@@ -83,6 +86,8 @@ class AgentConfig:
     model: str = "default"  # the name of a model profile
     model_params: ModelParams = field(default_factory=ModelParams)
     entities_enabled: bool = True  # extract entities after each turn
+    user_memory: bool = True  # the end user's facts and other conversations reach the prompt
+    user_scope: UserScope = UserScope.ACCOUNT  # whose user facts: the account's (shared) or this agent's
     opening_statement: str = ""  # shown before the first turn
     suggested_questions: tuple[str, ...] = ()  # shown before the first turn
     suggested_questions_after_answer: bool = False  # follow-up questions after each answer

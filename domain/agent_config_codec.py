@@ -5,7 +5,7 @@ The plain form is nested by topic:
     {"preset_prompt", "language", "model", "model_params": {"temperature", "max_tokens", "top_p"},
      "tools", "max_tool_rounds", "stream_thoughts",
      "datasets", "retrieval_top_k", "retrieval_min_score",
-     "memory": {"dialog_round", "history_max_tokens", "summary", "entities"},
+     "memory": {"dialog_round", "history_max_tokens", "summary", "entities", "user_memory", "user_scope"},
      "review": {"input_keywords", "output_keywords", "response"},
      "opening_statement", "suggested_questions", "suggested_questions_after_answer"}
 
@@ -23,6 +23,7 @@ from domain.agent import AgentConfig, ModelParams
 from domain.errors import DomainError
 from domain.review import KeywordReview
 from domain.text import text_problem
+from domain.user_memory import UserScope
 
 if TYPE_CHECKING:
     from domain.ids import AppId
@@ -56,6 +57,7 @@ def config_to_dict(config: AgentConfig) -> dict[str, Any]:
         "memory": {
             "dialog_round": config.dialog_round, "history_max_tokens": config.history_max_tokens,
             "summary": config.summary_enabled, "entities": config.entities_enabled,
+            "user_memory": config.user_memory, "user_scope": config.user_scope.value,
         },
         "review": {
             "input_keywords": list(config.input_review.keywords),
@@ -150,6 +152,15 @@ def _optional(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
     return lambda v: v is None or check(v)
 
 
+def _is_scope(value: object) -> bool:
+    return isinstance(value, str) and value in tuple(UserScope)
+
+
+def _scope(value: object) -> UserScope:
+    """The scope named; a wrong value is a problem already, and the config is refused."""
+    return UserScope(str(value)) if _is_scope(value) else UserScope.ACCOUNT
+
+
 def _tuples(values: dict[str, Any]) -> dict[str, Any]:
     return {k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}
 
@@ -175,6 +186,8 @@ def _build(app_id: AppId, d: dict[str, Any], r: _Reader) -> AgentConfig:
                                      _is_int(0, 1_000_000), "an integer in 0..1000000"),
         "summary_enabled": r.take(memory["summary"], "memory.summary", flag, "true or false"),
         "entities_enabled": r.take(memory["entities"], "memory.entities", flag, "true or false"),
+        "user_memory": r.take(memory["user_memory"], "memory.user_memory", flag, "true or false"),
+        "user_scope": _scope(r.take(memory["user_scope"], "memory.user_scope", _is_scope, "'account' or 'agent'")),
         "opening_statement": r.take(d["opening_statement"], "opening_statement", text, "text"),
         "suggested_questions": r.take(d["suggested_questions"], "suggested_questions", texts, "a list of questions"),
         "suggested_questions_after_answer": r.take(d["suggested_questions_after_answer"],

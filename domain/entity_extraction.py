@@ -1,8 +1,12 @@
-"""Reading an entity extractor's output: `{intent, entities: [{type, value, confidence}]}`.
+"""Reading an entity extractor's output: `{intent, entities: [{type, value, confidence, scope, explicit}]}`.
 
 The output comes from a model (or a rule set) and is untrusted: anything malformed — not
 JSON, not an object, wrong types, a confidence outside 0..1, an empty type or value — is
 dropped and named in `problems`, never stored. One bad entity does not spoil the others.
+
+`scope` and `explicit` are optional: a missing or invalid `scope` falls back to the type's
+default (`default_scope`), a missing or invalid `explicit` to False. Both only qualify a value
+that is otherwise sound, so a bad one is named in `problems` but drops nothing.
 """
 
 from __future__ import annotations
@@ -14,16 +18,26 @@ from dataclasses import dataclass
 from typing import Any
 
 from domain.errors import DomainError
-from domain.memory_entities import MAX_ENTITY_VALUE, entity_type
+from domain.memory_entities import MAX_ENTITY_VALUE, EntityScope, entity_type
 
 MAX_ENTITIES = 20  # per exchange; more is noise
 
 
 @dataclass(frozen=True, slots=True)
 class ExtractedEntity:
+    """One value an extractor found. `scope`: a lasting fact about the user, or the state of this
+    conversation's task (see `default_scope`). `explicit`: the user stated the value outright in
+    their own words; False for an inferred one, which never replaces a value set through the API.
+
+    The defaults are those of a `date` read without `scope` or `explicit`: the conservative reading
+    of model output, so that an entity built by hand as (type, value, confidence) still compares equal.
+    """
+
     type: str
     value: str
     confidence: float
+    scope: EntityScope = EntityScope.CONVERSATION
+    explicit: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +45,46 @@ class Extraction:
     intent: str = ""
     entities: tuple[ExtractedEntity, ...] = ()
     problems: tuple[str, ...] = ()
+
+
+# The type → scope table. A `user` type is a lasting fact about the person, worth carrying into
+# their other conversations; everything else is `conversation` state (the date of this booking,
+# its destination, the current intent or task, a time, a number of people…), since carrying a
+# task's details into an unrelated conversation misleads more than forgetting a fact does.
+USER_FACT_TYPES = frozenset((
+    # who they are
+    "name", "full_name", "first_name", "last_name", "nickname", "age", "birthday", "date_of_birth", "gender",
+    "pronouns", "nationality", "language", "languages", "native_language",
+    # how to reach them, where they live
+    "email", "phone", "phone_number", "mobile", "address", "home_address", "city", "hometown", "country",
+    "home_country", "timezone", "time_zone",
+    # what they do
+    "job", "occupation", "profession", "employer", "company", "workplace", "school", "university",
+    "education",
+    # what they eat and like
+    "diet", "allergy", "allergies", "likes", "dislikes", "preference", "preferences", "hobby", "hobbies",
+    # who they live with
+    "family", "spouse", "partner", "wife", "husband", "children", "kids", "pet", "pets",
+))
+# `<relation>_…` is a fact about someone close to the user ("dog_name", "wife_birthday", "son_age"),
+# where a bare `*_name` may well be the task's ("restaurant_name", "hotel_name").
+RELATIONS = frozenset((
+    "dog", "cat", "pet", "wife", "husband", "partner", "spouse", "boyfriend", "girlfriend", "fiance", "fiancee",
+    "son", "daughter", "child", "kid", "baby", "mother", "mom", "mum", "father", "dad", "brother", "sister",
+    "grandmother", "grandfather", "grandma", "grandpa", "aunt", "uncle", "cousin", "friend", "best_friend",
+))
+USER_PREFIXES = ("favourite_", "favorite_", "fav_", "preferred_")  # "favourite_colour", "preferred_airline"
+USER_SUFFIXES = ("_preference", "_allergy", "_diet")  # "seat_preference", "food_allergy"
+
+
+def default_scope(kind: str) -> EntityScope:
+    """The scope of an entity type by the table above; unknown types are conversation state."""
+    key = re.sub(r"[^\w]+", "_", kind.strip().casefold()).strip("_")  # as `entity_type` keys it
+    user = (
+        key in USER_FACT_TYPES or key in RELATIONS or key.startswith(USER_PREFIXES) or key.endswith(USER_SUFFIXES)
+        or any(key.startswith(f"{relation}_") for relation in RELATIONS)
+    )
+    return EntityScope.USER if user else EntityScope.CONVERSATION
 
 
 def read_extraction(payload: object) -> Extraction:
@@ -53,9 +107,9 @@ def read_extraction(payload: object) -> Extraction:
         return Extraction(intent.strip()[:100], (), tuple(problems))
     found: dict[str, ExtractedEntity] = {}
     for index, item in enumerate(items):
-        entity, problem = _entity(item)
+        entity, notes = _entity(item)
+        problems.extend(f"entity {index}: {note}" for note in notes)
         if entity is None:
-            problems.append(f"entity {index}: {problem}")
             continue
         kept = found.get(entity.type)
         if kept is None or entity.confidence >= kept.confidence:
@@ -67,28 +121,52 @@ def read_extraction(payload: object) -> Extraction:
     return Extraction(intent.strip()[:100], entities, tuple(problems))
 
 
-def _entity(item: Any) -> tuple[ExtractedEntity | None, str]:
+def _entity(item: Any) -> tuple[ExtractedEntity | None, tuple[str, ...]]:
+    """The entity, or None; and what was wrong: why it was dropped, or what of it was defaulted."""
     if not isinstance(item, dict):
-        return None, f"a {type(item).__name__}, not an object"
+        return None, (f"a {type(item).__name__}, not an object",)
     kind, value, confidence = item.get("type"), item.get("value"), item.get("confidence")
     if not isinstance(kind, str):
-        return None, "type is not a string"
+        return None, ("type is not a string",)
     if isinstance(value, bool) or not isinstance(value, str | int | float):
-        return None, "value is not a string"
+        return None, ("value is not a string",)
     if isinstance(confidence, bool) or not isinstance(confidence, int | float):
-        return None, "confidence is not a number"
+        return None, ("confidence is not a number",)
     if not math.isfinite(confidence) or not 0.0 <= confidence <= 1.0:
-        return None, f"confidence {confidence} is outside 0..1"
+        return None, (f"confidence {confidence} is outside 0..1",)
     text = " ".join(str(value).split())
     if not text:
-        return None, "value is empty"
+        return None, ("value is empty",)
     if len(text) > MAX_ENTITY_VALUE:
-        return None, f"value is longer than {MAX_ENTITY_VALUE} characters"
+        return None, (f"value is longer than {MAX_ENTITY_VALUE} characters",)
     try:
         normalised = entity_type(kind)
     except DomainError as error:
-        return None, str(error)
-    return ExtractedEntity(normalised, text, float(confidence)), ""
+        return None, (str(error),)
+    scope, scope_problem = _scope(item.get("scope"), normalised)
+    explicit, explicit_problem = _explicit(item.get("explicit"))
+    notes = tuple(note for note in (scope_problem, explicit_problem) if note)
+    return ExtractedEntity(normalised, text, float(confidence), scope, explicit), notes
+
+
+def _scope(raw: object, kind: str) -> tuple[EntityScope, str]:
+    # null counts as absent: models fill optional fields with it
+    if raw is None:
+        return default_scope(kind), ""
+    folded = raw.strip().casefold() if isinstance(raw, str) else None
+    for scope in EntityScope:
+        if folded == scope.value:
+            return scope, ""
+    fallback = default_scope(kind)
+    return fallback, f"scope {raw!r} is neither user nor conversation, the type's {fallback} is used"
+
+
+def _explicit(raw: object) -> tuple[bool, str]:
+    # Absent means inferred: only the user's explicit word may replace a value set through the
+    # API, so model output that does not say so must not (and "true" as text is not a claim to trust).
+    if raw is None or isinstance(raw, bool):
+        return raw is True, ""
+    return False, f"explicit is a {type(raw).__name__}, not a boolean, taken as false"
 
 
 # The junk guard. A value is dropped when it holds no content word (only function words,

@@ -127,6 +127,7 @@ class MemoryPolicy:
     compact_threshold: int = 20
     compact_batch: int = 10
     archive_top_k: int = 3
+    cross_conversation_top_k: int = 3
     entity_min_confidence: float = 0.7
     summary: SummaryLimit = field(default_factory=SummaryLimit)
     recall_max_tokens: int = 1500
@@ -135,8 +136,8 @@ class MemoryPolicy:
     def __post_init__(self) -> None:
         if self.compact_threshold < 1 or not 1 <= self.compact_batch <= self.compact_threshold:
             raise DomainError("compact_threshold must be >= 1 and compact_batch within 1..compact_threshold")
-        if self.archive_top_k < 0 or self.recall_max_tokens < 0:
-            raise DomainError("archive_top_k and recall_max_tokens cannot be negative")
+        if min(self.archive_top_k, self.cross_conversation_top_k, self.recall_max_tokens) < 0:
+            raise DomainError("archive_top_k, cross_conversation_top_k and recall_max_tokens cannot be negative")
         if not 0.0 <= self.entity_min_confidence <= 1.0:
             raise DomainError("entity_min_confidence must be within 0..1")
 

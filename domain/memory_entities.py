@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -12,12 +13,33 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from datetime import datetime
 
-    from domain.ids import MessageId
+    from domain.ids import ConversationId, MessageId
+
+
+class EntityScope(enum.StrEnum):
+    """How long a value holds: `user`, a lasting fact about the person (name, city, diet…), kept
+    across their conversations; `conversation`, the state of the task at hand (this booking's date)."""
+
+    USER = "user"
+    CONVERSATION = "conversation"
+
+
+class EntitySource(enum.StrEnum):
+    """Where a value came from: `extracted` from a turn, or set by hand through the `api`."""
+
+    EXTRACTED = "extracted"
+    API = "api"
 
 
 @dataclass(frozen=True, slots=True)
 class Entity:
-    """Something the user told us, e.g. type='date', value='tomorrow'."""
+    """Something the user told us, e.g. type='date', value='tomorrow'.
+
+    `updated_at` is when the value became current (its `valid_from`); `superseded_at` when a newer
+    one replaced it. `explicit`: the user said it outright (not inferred by the extractor); only
+    such a statement replaces a value set through the API. `source_conversation_id`: where the
+    statement was made (None: set through the API).
+    """
 
     type: str
     value: str
@@ -25,6 +47,10 @@ class Entity:
     source_message_id: MessageId
     updated_at: datetime
     superseded_at: datetime | None = None
+    scope: EntityScope = EntityScope.CONVERSATION
+    source: EntitySource = EntitySource.EXTRACTED
+    explicit: bool = True
+    source_conversation_id: ConversationId | None = None
 
     def __post_init__(self) -> None:
         if not self.type.strip() or not self.value.strip():
@@ -40,6 +66,10 @@ class Entity:
 
     def same_value(self, other: Entity) -> bool:
         return _fold(self.value) == _fold(other.value)
+
+    def may_replace(self, current: Entity) -> bool:
+        """A value set through the API gives way only to the API or to the user's explicit word."""
+        return current.source is not EntitySource.API or self.source is EntitySource.API or self.explicit
 
 
 MAX_ENTITY_TYPE = 64
@@ -83,17 +113,21 @@ def merge_entity(current: Entity | None, incoming: Entity, min_confidence: float
     - A value below `min_confidence` never displaces a current value at or above it: it is kept
       in history (superseded at once), so a passing, uncertain mention cannot push a confident
       fact out of the prompt.
+    - A value set through the API is replaced only by the API again or by a later explicit
+      statement of the user; an inferred value goes to history at once.
     """
     if current is not None and incoming.type != current.type:
         raise DomainError("merge_entity merges values of one type")
     if current is None:
         return EntityChange(incoming)
+    if incoming.same_value(current) and not incoming.may_replace(current):
+        return EntityChange(current)  # an inferred echo of a value set by hand keeps it as set
     if incoming.same_value(current):  # said again: the newer words, the higher confidence
         newer = incoming if incoming.updated_at >= current.updated_at else current
         return EntityChange(replace(newer, confidence=max(incoming.confidence, current.confidence)))
     if incoming.updated_at < current.updated_at:
         return EntityChange(current, incoming.superseded(current.updated_at))
-    if incoming.confidence < min_confidence <= current.confidence:
+    if incoming.confidence < min_confidence <= current.confidence or not incoming.may_replace(current):
         return EntityChange(current, incoming.superseded(incoming.updated_at))
     return EntityChange(incoming, current.superseded(incoming.updated_at))
 

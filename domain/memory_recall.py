@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from domain.memory import TokenCounter
     from domain.memory_archive import RankedEntry
     from domain.memory_entities import Entity
+    from domain.user_memory import ScoredItem
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,6 +20,12 @@ class RecallSelection:
     summary: str
     archive: tuple[RankedEntry, ...]
     dropped: tuple[str, ...]  # what did not fit, e.g. "archive arc_…", "entity city"
+    earlier: tuple[ScoredItem, ...] = ()
+
+
+def earlier_line(scored: ScoredItem) -> str:
+    """An item of another conversation as the prompt cites it."""
+    return f"(conversation {scored.item.conversation_id}) {scored.item.text}"
 
 
 def entity_line(entity: Entity) -> str:
@@ -26,10 +33,16 @@ def entity_line(entity: Entity) -> str:
 
 
 def select_recall(
-    entities: Sequence[Entity], summary: str, archive: Sequence[RankedEntry], budget: int, count: TokenCounter
+    entities: Sequence[Entity],
+    summary: str,
+    archive: Sequence[RankedEntry],
+    budget: int,
+    count: TokenCounter,
+    earlier: Sequence[ScoredItem] = (),
 ) -> RecallSelection:
-    """Fill the memory part of the system prompt in priority order: entities, the summary, then
-    archive entries by score. Whatever does not fit the budget is left out (and named)."""
+    """Fill the memory part of the system prompt in priority order: entities, the summary,
+    archive entries by score, then items of the user's other conversations by score. Whatever
+    does not fit the budget is left out (and named)."""
     left, dropped = budget, []
     kept_entities: list[Entity] = []
     for entity in sorted(entities, key=lambda e: (-e.confidence, -e.updated_at.timestamp())):
@@ -54,5 +67,13 @@ def select_recall(
             left -= cost
         else:
             dropped.append(f"archive {ranked.entry.id}")
+    kept_earlier: list[ScoredItem] = []
+    for scored in earlier:
+        cost = count(earlier_line(scored))
+        if cost <= left:
+            kept_earlier.append(scored)
+            left -= cost
+        else:
+            dropped.append(f"{scored.item.kind} {scored.item.id} of conversation {scored.item.conversation_id}")
     by_type = tuple(sorted(kept_entities, key=lambda e: e.type))
-    return RecallSelection(by_type, kept_summary, tuple(kept_archive), tuple(dropped))
+    return RecallSelection(by_type, kept_summary, tuple(kept_archive), tuple(dropped), tuple(kept_earlier))

@@ -54,6 +54,7 @@ def platform_rules(language: str) -> str:
 
 SUMMARY_HEADER = "Summary of the conversation so far:"
 ARCHIVE_HEADER = "Earlier parts of the conversation:"
+EARLIER_HEADER = "From the user's earlier conversations (for context; the facts below are current):"
 ENTITIES_HEADER = "Known facts about the user (their latest values, which override anything earlier above):"
 
 
@@ -64,6 +65,7 @@ class PromptMemory:
     summary: str = ""
     archive: tuple[str, ...] = ()
     entities: tuple[Entity, ...] = ()
+    earlier: tuple[str, ...] = ()  # recalled from the user's other conversations, each citing its own
 
 
 def system_text(config: AgentConfig, memory: PromptMemory) -> str:
@@ -72,6 +74,8 @@ def system_text(config: AgentConfig, memory: PromptMemory) -> str:
         parts.append(f"{SUMMARY_HEADER}\n" + memory.summary.strip())
     if memory.archive:
         parts.append(f"{ARCHIVE_HEADER}\n" + "\n".join(f"- {a}" for a in memory.archive))
+    if memory.earlier:
+        parts.append(f"{EARLIER_HEADER}\n" + "\n".join(f"- {e}" for e in memory.earlier))
     if memory.entities:
         parts.append(f"{ENTITIES_HEADER}\n" + "\n".join(entity_line(e) for e in memory.entities))
     return "\n\n".join(p for p in parts if p)

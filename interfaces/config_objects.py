@@ -7,6 +7,7 @@ from domain.ids import AppId
 from domain.memory import MemoryPolicy
 from domain.memory_summary import SummaryLimit
 from domain.review import KeywordReview
+from domain.user_memory import UserScope
 
 
 def default_agent(agent: dict) -> AgentConfig:  # type: ignore[type-arg]
@@ -27,6 +28,8 @@ def default_agent(agent: dict) -> AgentConfig:  # type: ignore[type-arg]
         stream_thoughts=agent.get("stream_thoughts", False),
         language=agent.get("language", "en"),
         suggested_questions_after_answer=agent.get("suggested_questions_after_answer", False),
+        user_memory=agent.get("user_memory", True),
+        user_scope=UserScope(agent.get("user_scope", UserScope.ACCOUNT.value)),
     )
 
 
@@ -35,6 +38,7 @@ def memory_policy_of(memory: dict) -> MemoryPolicy:  # type: ignore[type-arg]
         compact_threshold=memory["compact_threshold"],
         compact_batch=memory["compact_batch"],
         archive_top_k=memory["archive_top_k"],
+        cross_conversation_top_k=memory["cross_conversation_top_k"],
         entity_min_confidence=memory["entity_min_confidence"],
         summary=SummaryLimit(memory["summary_max_words"], memory["summary_max_cjk_chars"]),
         recall_max_tokens=memory["recall_max_tokens"],

@@ -33,16 +33,6 @@ from application.knowledge.create_dataset import CreateDataset
 from application.knowledge.describe_dataset import DescribeDataset
 from application.knowledge.documents import DocumentLimits
 from application.knowledge.retrieval import Retrieval
-from application.memory.cached_embedder import CachedEmbedder
-from application.memory.conversation_memory import ConversationMemory
-from application.memory.extract_entities import ExtractEntities
-from application.memory.fold_archive import FoldArchive
-from application.memory.long_term_recall import MemoryRecall
-from application.memory.memory_queries import MemoryQueries
-from application.memory.run_upkeep import MemoryUpkeep
-from application.memory.schedule_upkeep import UpkeepScheduler
-from application.memory.short_term_memory import ShortTermMemory
-from application.memory.update_summary import UpdateSummary
 from application.tasks.follow_task import FollowTask, FollowTimes
 from application.tasks.stop_task import StopTask
 from application.tasks.sweep_stale_turns import SweepStaleTurns, SweepTimes
@@ -56,12 +46,6 @@ from infrastructure.events.inprocess_task_presence import InProcessTaskPresence
 from infrastructure.events.redis_event_log import RedisEventLog
 from infrastructure.events.redis_task_control import RedisTaskControl
 from infrastructure.events.redis_task_presence import RedisTaskPresence
-from infrastructure.memory.extractive_summarizer import ExtractiveSummarizer
-from infrastructure.memory.inprocess_memory_store import InProcessEmbeddingCache, InProcessMemoryStore
-from infrastructure.memory.llm_memory_models import LLMEntityExtractor, LLMSummarizer
-from infrastructure.memory.redis_embedding_cache import RedisEmbeddingCache
-from infrastructure.memory.redis_memory_store import RedisMemoryStore
-from infrastructure.memory.rule_entity_extractor import RuleBasedEntityExtractor
 from infrastructure.models.agentscope_chat_model import AgentScopeChatModel
 from infrastructure.models.chat_model_registry import ChatModelRegistry
 from infrastructure.models.model_profiles import profile_specs
@@ -81,8 +65,9 @@ from infrastructure.tools.composite import CompositeToolBox
 from infrastructure.tools.mcp_client import McpServers
 from infrastructure.tools.mcp_transport import server_configs
 from interfaces.agents_container import AgentsContainer
-from interfaces.config_objects import default_agent, memory_policy_of
+from interfaces.config_objects import default_agent
 from interfaces.conversations_container import ConversationsContainer
+from interfaces.memory_container import MemoryContainer
 from interfaces.writers_container import WritersContainer
 
 
@@ -103,23 +88,6 @@ class Container(containers.DeclarativeContainer):
     message_store = providers.Singleton(SqlAlchemyMessageStore, database=database)
     redis = providers.Singleton(RedisClient, url=config.redis.url, prefix=config.redis.key_prefix)
 
-    memory_store = providers.Selector(
-        config.memory.backend,
-        inprocess=providers.Singleton(InProcessMemoryStore, lock_wait=config.memory.upkeep_wait),
-        redis=providers.Singleton(
-            RedisMemoryStore, client=redis, window_ttl=config.memory.window_ttl, lock_lease=config.memory.upkeep_lease,
-            lock_wait=config.memory.upkeep_wait,
-        ),
-    )
-    memory_policy = providers.Singleton(memory_policy_of, memory=config.memory)
-    embedding_cache = providers.Selector(
-        config.memory.backend,
-        inprocess=providers.Singleton(
-            InProcessEmbeddingCache, max_entries=config.memory.embedding_cache_size,
-            ttl=config.memory.embedding_cache_ttl,
-        ),
-        redis=providers.Singleton(RedisEmbeddingCache, client=redis, ttl=config.memory.embedding_cache_ttl),
-    )
     event_log = providers.Selector(
         config.events.backend,
         inprocess=providers.Singleton(InProcessEventLog),
@@ -191,57 +159,13 @@ class Container(containers.DeclarativeContainer):
     )
     input_limits = providers.Singleton(InputLimits, max_query_bytes=config.turn.max_query_bytes)
 
-    short_term = providers.Singleton(
-        ShortTermMemory, store=message_store, memory=memory_store, tokenizer=tokenizer, policy=memory_policy
+    memory = providers.Container(  # the tiers, their record and cache, recall, upkeep, the memory API
+        MemoryContainer, config=config, database=database, redis=redis, store=message_store, tokenizer=tokenizer,
+        clock=clock, spawner=spawner, embedder=embedder, chat_model=chat_model,
     )
-    # The memory tiers' model work: extractive and rule-based with the offline scripted model, else the LLM.
-    summarizer = providers.Selector(
-        config.llm["provider"],
-        scripted=providers.Singleton(ExtractiveSummarizer),
-        openai=providers.Singleton(LLMSummarizer, model=chat_model),
-        agentscope=providers.Singleton(LLMSummarizer, model=chat_model),
-    )
-    entity_extractor = providers.Selector(
-        config.llm["provider"],
-        scripted=providers.Singleton(RuleBasedEntityExtractor),
-        openai=providers.Singleton(LLMEntityExtractor, model=chat_model),
-        agentscope=providers.Singleton(LLMEntityExtractor, model=chat_model),
-    )
-    # An embedding model's vectors are cached; a lexical vector costs less to compute than a cache round trip.
-    memory_embedder = providers.Selector(
-        config.embeddings.backend,
-        lexical=embedder,
-        openai=providers.Singleton(CachedEmbedder, embedder=embedder, cache=embedding_cache),
-        local=providers.Singleton(CachedEmbedder, embedder=embedder, cache=embedding_cache),
-    )
-    memory_recall = providers.Singleton(
-        MemoryRecall, memory=memory_store, entities=memory_store, embedder=memory_embedder, tokenizer=tokenizer,
-        policy=memory_policy,
-    )
-    memory_upkeep = providers.Singleton(
-        MemoryUpkeep,
-        ledger=memory_store,
-        extract_entities=providers.Singleton(
-            ExtractEntities, extractor=entity_extractor, entities=memory_store, policy=memory_policy
-        ),
-        update_summary=providers.Singleton(
-            UpdateSummary, store=message_store, ledger=memory_store, summarizer=summarizer, clock=clock,
-            policy=memory_policy,
-        ),
-        fold_archive=providers.Singleton(
-            FoldArchive, short_term=short_term, memory=memory_store, summarizer=summarizer, embedder=memory_embedder,
-            clock=clock, policy=memory_policy,
-        ),
-        policy=memory_policy,
-    )
-    upkeep_scheduler = providers.Singleton(UpkeepScheduler, upkeep=memory_upkeep, spawner=spawner)
     writers = providers.Container(  # titles, follow-up questions, and AfterTurn (with the upkeep)
         WritersContainer, provider=config.llm["provider"], model=chat_model, store=message_store, agents=agent_store,
-        clock=clock, spawner=spawner, upkeep=upkeep_scheduler, title_wait=config.titles.wait,
-    )
-    conversation_memory = providers.Singleton(
-        ConversationMemory, store=message_store, memory=memory_store, entities=memory_store, ledger=memory_store,
-        clock=clock, policy=memory_policy,
+        clock=clock, spawner=spawner, upkeep=memory.upkeep_scheduler, title_wait=config.titles.wait,
     )
     # The objects of one turn: factories, called by RunChatTurn with the per-turn values by keyword.
     turn_parts = providers.Singleton(
@@ -261,7 +185,8 @@ class Container(containers.DeclarativeContainer):
     )
     run_turn = providers.Singleton(
         RunChatTurn, save=providers.Singleton(SaveOutcome, store=message_store, retry_for=config.turn.save_retry),
-        short_term=short_term, recall=memory_recall, after=writers.after_turn, parts=turn_parts, limits=turn_limits,
+        short_term=memory.short_term, recall=memory.recall, after=writers.after_turn, parts=turn_parts,
+        limits=turn_limits,
     )
     launch_turn = providers.Singleton(
         LaunchTurn, tasks=task_control, events=event_log, run_turn=run_turn, spawner=spawner,
@@ -288,9 +213,9 @@ class Container(containers.DeclarativeContainer):
     read_history = providers.Singleton(ReadHistory, store=message_store)
     regenerate_answer = providers.Singleton(RegenerateAnswer, store=message_store, start=start_turn)
     conversations = providers.Container(
-        ConversationsContainer, store=message_store, tasks=task_control, memory=conversation_memory, clock=clock
+        ConversationsContainer, store=message_store, tasks=task_control, memory=memory.conversation_memory, clock=clock,
+        database=database, forgetting=memory.record, events=event_log,
     )
-    memory_queries = providers.Singleton(MemoryQueries, store=message_store, embedder=embedder)
 
     document_limits = providers.Singleton(
         DocumentLimits, max_bytes=config.knowledge.max_document_bytes, chunk_size=config.knowledge.chunk_size,

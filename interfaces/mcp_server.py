@@ -106,7 +106,7 @@ def build_mcp_server(container: Container, owner_of: OwnerOf) -> MCPServer:
         """
         who = await owner(ctx)
         try:
-            recalled = await container.memory_queries().recall(who, ConversationId(conversation_id))
+            recalled = await container.memory.queries().recall(who, ConversationId(conversation_id))
             extra = await _richer_memory(container, who, ConversationId(conversation_id))
         except ApplicationError as failure:
             raise ToolError(f"{failure.code}: {failure.message}") from None
@@ -128,7 +128,7 @@ def build_mcp_server(container: Container, owner_of: OwnerOf) -> MCPServer:
         """
         who = await owner(ctx)
         try:
-            hits = await container.memory_queries().search(who, ConversationId(conversation_id), query, top_k)
+            hits = await container.memory.queries().search(who, ConversationId(conversation_id), query, top_k)
         except ApplicationError as failure:
             raise ToolError(f"{failure.code}: {failure.message}") from None
         return {
@@ -141,12 +141,9 @@ def build_mcp_server(container: Container, owner_of: OwnerOf) -> MCPServer:
 
 
 async def _richer_memory(container: Container, owner: OwnerId, conversation_id: ConversationId) -> dict[str, Any]:
-    """Entities and archive, when the container has the memory API's use case (`conversation_memory`)."""
-    provider = getattr(container, "conversation_memory", None)
-    if provider is None:
-        return {}
+    """The conversation's entities and archive."""
     try:
-        view = await provider().read(conversation_id, owner)
+        view = await container.memory.conversation_memory().read(conversation_id, owner)
     except ApplicationError as failure:  # the record answered; long-term memory is a bonus
         return {"long_term_error": failure.message}
     data: dict[str, Any] = {}

@@ -32,6 +32,9 @@ class MemorySettings(BaseModel):
     compact_threshold: int = Field(20, ge=1, description="turns the short-term store holds before a fold")
     compact_batch: int = Field(10, ge=1, description="oldest turns folded into one archive entry")
     archive_top_k: int = Field(3, ge=0, description="archive entries recalled by similarity to the query")
+    cross_conversation_top_k: int = Field(
+        3, ge=0, le=50, description="archive entries and summaries of the user's other conversations recalled"
+    )
     entity_min_confidence: float = Field(0.7, ge=0, le=1, description="entities below it never reach the prompt")
     entity_extraction: Literal["async", "inline"] = "async"
     summary_max_words: int = Field(120, ge=1)
@@ -162,6 +165,10 @@ class AgentSettings(BaseModel):
     language: Literal["en", "zh"] = Field("en", description="language of the platform's rules in the system prompt")
     suggested_questions_after_answer: bool = Field(
         False, description="after each answer, up to 3 follow-up questions (GET /api/messages/{id}/suggested)"
+    )
+    user_memory: bool = Field(True, description="the end user's facts and other conversations reach the prompt")
+    user_scope: Literal["account", "agent"] = Field(
+        "account", description="whose user facts: shared by the account's agents, or the agent's own"
     )
     dataset_ids: list[str] = Field(default_factory=list, description="JSON list: datasets the agent searches")
     retrieval_top_k: int = Field(3, ge=1, le=50, description="passages a knowledge-base search returns")

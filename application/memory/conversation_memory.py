@@ -93,16 +93,19 @@ class ConversationMemory:
         await self.erase(conversation_id)
         await self._store.save_summary(conversation.with_summary("", self._clock.now()))
 
-    async def erase(self, conversation_id: ConversationId) -> None:
+    async def erase(self, conversation_id: ConversationId) -> bool:
         """`forget` without the summary (on the conversation's own row) and without asking whose it
-        is: for a conversation being deleted, which nobody sees any more."""
+        is: for a conversation being deleted, or an end user being forgotten. Whether a cached
+        window was dropped."""
         async with self._ledger.exclusive(conversation_id):
             newest = await self._store.recent_messages(conversation_id, 1)
+            cached = await self._memory.get_window(conversation_id) is not None
             await self._memory.forget(conversation_id)
             await self._ledger.save_upkeep_state(
                 conversation_id,
                 UpkeepState(summarized_through=newest[-1].id if newest else None, forgotten_at=self._clock.now()),
             )
+        return cached
 
     async def _owned(self, conversation_id: ConversationId, owner: OwnerId) -> Conversation:
         conversation = await self._store.get_conversation(conversation_id, owner)

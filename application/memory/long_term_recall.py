@@ -17,13 +17,16 @@ from typing import TYPE_CHECKING, Any, Protocol
 from application.best_effort import best_effort
 from application.errors import ApplicationError
 from application.memory.recall_report import RecallFound, recall_report
+from application.memory.user_recall import UserRecalled
 from domain.memory import MemoryPolicy
 from domain.memory_archive import ArchiveEntry, RankedEntry, newest_entries, rank_archive
 from domain.memory_entities import EntitySheet
-from domain.memory_recall import select_recall
+from domain.memory_recall import earlier_line, select_recall
 from domain.prompt import PromptMemory
+from domain.user_memory import facts_for_prompt
 
 if TYPE_CHECKING:
+    from application.memory.user_recall import UserRecall
     from application.ports.embedder import Embedder
     from application.ports.memory_store import EntityMemory, MemoryStore
     from application.ports.runtime import Tokenizer
@@ -65,7 +68,7 @@ class SummaryOnlyRecall(LongTermRecall):
 
 
 class MemoryRecall(LongTermRecall):
-    """The long-term and entity tiers at recall time.
+    """The long-term and entity tiers at recall time, and the user's memory (`UserRecall`) when given.
 
     A memory backend or embedder that fails costs its tier, never the turn: the report names
     the problem and recall goes on without it (archive entries fall back to the newest).
@@ -78,42 +81,54 @@ class MemoryRecall(LongTermRecall):
         embedder: Embedder,
         tokenizer: Tokenizer,
         policy: MemoryPolicy | None = None,
+        user: UserRecall | None = None,
     ) -> None:
         self._memory = memory
         self._entities = entities
         self._embedder = embedder
         self._tokenizer = tokenizer
         self._policy = policy or MemoryPolicy()
+        self._user = user
 
     async def recall(
         self, conversation: Conversation, config: AgentConfig, query: str, window: list[Msg]
     ) -> Recall:
         policy, problems = self._policy, list[str]()
-        # Both tiers at once: with a memory server, one round trip of waiting instead of two.
+        # Every tier at once: with a memory server and a database, one round trip of waiting.
         async with asyncio.TaskGroup() as reads:
             sheet_read = reads.create_task(
                 best_effort(self._entities.entity_sheet(conversation.id), EntitySheet(), "recall of entities")
             )
             archive = best_effort(self._archive(conversation.id), list[ArchiveEntry](), "recall of the archive")
             archive_read = reads.create_task(archive)
+            user_read = reads.create_task(self._recall_user(conversation, config, query))
         (sheet, sheet_problem), (stored, archive_problem) = sheet_read.result(), archive_read.result()
+        user = user_read.result()
         # In a fixed order, whichever read ended first.
         problems.extend(f"{tier}: {why}" for tier, why in (("entities", sheet_problem), ("archive", archive_problem))
                         if why is not None)
+        problems.extend(user.problems)
         entries = [e for e in stored if e.summary.strip()]  # a batch of small talk folds to nothing
         ranked, ranking = await self._rank(entries, query, problems)
+        floor = policy.entity_min_confidence
         # `summary_enabled` governs the upkeep; a summary already there (say, from before) is recalled.
         selection = select_recall(
-            sheet.for_prompt(policy.entity_min_confidence), conversation.summary, ranked,
-            policy.recall_max_tokens, self._tokenizer.count,
+            facts_for_prompt(sheet.for_prompt(floor), user.facts.for_prompt(floor)), conversation.summary, ranked,
+            policy.recall_max_tokens, self._tokenizer.count, user.earlier,
         )
         memory = PromptMemory(
             summary=selection.summary,
             archive=tuple(r.entry.summary for r in selection.archive),
             entities=selection.entities,
+            earlier=tuple(earlier_line(s) for s in selection.earlier),
         )
-        found = RecallFound(sheet, selection, len(entries), ranking, problems)
+        found = RecallFound(sheet, selection, len(entries), ranking, problems, user, self._embedder.name)
         return Recall(memory, recall_report(found, len(window), config, policy))
+
+    async def _recall_user(self, conversation: Conversation, config: AgentConfig, query: str) -> UserRecalled:
+        if self._user is None:
+            return UserRecalled()
+        return await self._user.recall(conversation, config, query)
 
     async def _archive(self, conversation_id: ConversationId) -> list[ArchiveEntry]:
         return await self._memory.archive(conversation_id) if self._policy.archive_top_k else []

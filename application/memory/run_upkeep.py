@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     from application.memory.extract_entities import ExtractEntities
     from application.memory.fold_archive import FoldArchive
+    from application.memory.index_memory import IndexMemory
     from application.memory.update_summary import UpdateSummary
     from application.ports.memory_store import UpkeepLedger
     from domain.agent import AgentConfig
@@ -53,21 +54,23 @@ class MemoryUpkeep:
         update_summary: UpdateSummary,
         fold_archive: FoldArchive,
         policy: MemoryPolicy,
+        index_memory: IndexMemory | None = None,
     ) -> None:
         self._ledger = ledger
         self._extract = extract_entities
         self._summarize = update_summary
         self._fold = fold_archive
         self._policy = policy
+        self._index = index_memory
 
     @property
     def extracts_inline(self) -> bool:
         return self._policy.inline_entities
 
-    async def extract_inline(self, finished: Message) -> None:
+    async def extract_inline(self, config: AgentConfig, finished: Message) -> None:
         """Inline entity extraction, before the turn's terminal event. Never raises."""
         what = f"{_UPKEEP} (entity extraction) of conversation {finished.conversation_id}"
-        await best_effort(self._extract(finished), 0, what)
+        await best_effort(self._extract(finished, config), 0, what)
 
     async def run(self, config: AgentConfig, finished: Sequence[Message]) -> None:
         """The whole upkeep of finished turns of one conversation, oldest first. Never raises
@@ -92,8 +95,8 @@ class MemoryUpkeep:
         if config.entities_enabled and not self._policy.inline_entities:
             for finished in turns:
                 if state.forgotten_at is None or finished.created_at > state.forgotten_at:
-                    await best_effort(self._extract(finished), 0, f"{_UPKEEP} (entity extraction) of {conversation_id}",
-                                      retried=True)
+                    what = f"{_UPKEEP} (entity extraction) of {conversation_id}"
+                    await best_effort(self._extract(finished, config), 0, what, retried=True)
         if config.summary_enabled:
             # Enough recent turns to find the cursor before the oldest of this batch.
             catch_up = max(SUMMARY_CATCH_UP, len(turns) + 1)
@@ -101,3 +104,5 @@ class MemoryUpkeep:
             await best_effort(summary, None, f"{_UPKEEP} (summary) of {conversation_id}", retried=True)
         fold = self._fold(config, conversation_id)
         await best_effort(fold, [], f"{_UPKEEP} (archive compaction) of {conversation_id}", retried=True)
+        if self._index is not None:
+            await best_effort(self._index(turns[-1]), 0, f"{_UPKEEP} (recall index) of {conversation_id}", retried=True)

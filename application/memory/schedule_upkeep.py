@@ -56,7 +56,7 @@ class UpkeepScheduler(TurnUpkeep):
 
     async def before_end(self, config: AgentConfig, finished: Message) -> None:
         if self._upkeep.extracts_inline and config.entities_enabled and finished.is_completed_turn:
-            await self._upkeep.extract_inline(finished)
+            await self._upkeep.extract_inline(config, finished)
 
     def after_end(self, config: AgentConfig, finished: Message) -> None:
         if not finished.is_completed_turn:

@@ -74,6 +74,14 @@ class EntityMemory(Protocol):
         ...
 
 
+class EntityCache(Protocol):
+    """A memory store's copy of a conversation's entities, kept beside the record (`MemoryRecord`)."""
+
+    async def warm_entities(self, conversation_id: ConversationId, sheet: EntitySheet) -> None:
+        """Replace the cached entities (current and history) with `sheet`, as the record has them."""
+        ...
+
+
 class UpkeepLedger(Protocol):
     """Where each conversation's upkeep stands, and a lock so that one upkeep runs at a time."""
 

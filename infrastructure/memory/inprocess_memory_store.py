@@ -1,7 +1,8 @@
 """Memory in this process's dicts: for one server process (the embedded default).
 
-Nothing survives a restart: the short-term store is rebuilt from the record, but the archive,
-entities and upkeep state start again empty (use Redis to keep them).
+Nothing survives a restart, and nothing needs to: the window is rebuilt from the message record,
+and archive entries and entities from the memory record in SQL (`RecordedMemoryStore`); only the
+upkeep state starts again empty.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from application.errors import UpkeepBusy
-from application.ports.memory_store import EmbeddingCache, EntityMemory, MemoryStore, UpkeepLedger
+from application.ports.memory_store import EmbeddingCache, EntityCache, EntityMemory, MemoryStore, UpkeepLedger
 from domain.memory import window_turn_ids
 from domain.memory_entities import ENTITY_HISTORY_LIMIT, Entity, EntitySheet, merge_entities
 from domain.memory_summary import UpkeepState
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 DEFAULT_LOCK_WAIT = 300.0
 
 
-class InProcessMemoryStore(MemoryStore, EntityMemory, UpkeepLedger):
+class InProcessMemoryStore(MemoryStore, EntityMemory, EntityCache, UpkeepLedger):
     """Every tier of every conversation, in dicts; changes to one conversation hold its lock."""
 
     def __init__(self, lock_wait: float = DEFAULT_LOCK_WAIT) -> None:
@@ -102,6 +103,11 @@ class InProcessMemoryStore(MemoryStore, EntityMemory, UpkeepLedger):
             self._entities[conversation_id] = merged
             history = [*self._history.get(conversation_id, []), *retired]
             self._history[conversation_id] = history[-ENTITY_HISTORY_LIMIT:]
+
+    async def warm_entities(self, conversation_id: ConversationId, sheet: EntitySheet) -> None:
+        async with self._changing(conversation_id):
+            self._entities[conversation_id] = {e.type: e for e in sheet.current}
+            self._history[conversation_id] = list(sheet.history[-ENTITY_HISTORY_LIMIT:])
 
     async def remove_entity(self, conversation_id: ConversationId, kind: str) -> bool:
         async with self._changing(conversation_id):

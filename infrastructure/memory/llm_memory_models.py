@@ -1,7 +1,7 @@
 """The summariser and the entity extractor over any ChatModel (OpenAI-compatible, AgentScope).
 
 The extractor offers one tool, `record_entities`, whose JSON Schema is the output shape
-`{intent, entities: [{type, value, confidence}]}`, and asks the model to call it. A model
+`{intent, entities: [{type, value, confidence, scope, explicit}]}`, and asks the model to call it. A model
 without native tool calls is asked for that JSON object as plain text instead. Whatever comes
 back is returned raw: the upkeep validates it (`domain.entity_extraction.read_extraction`).
 """
@@ -55,8 +55,22 @@ EXTRACTION_SPEC = ToolSpec(
                         "type": {"type": "string", "description": "snake_case, e.g. name, date, city, email"},
                         "value": {"type": "string"},
                         "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+                        "scope": {
+                            "type": "string",
+                            "enum": ["user", "conversation"],
+                            "description": "user: a lasting fact about the person (name, email, city, job, diet, "
+                            "likes, family, pets); conversation: the state of the task at hand (this booking's "
+                            "date, destination, time, number of people, the current task)",
+                        },
+                        "explicit": {
+                            "type": "boolean",
+                            "description": "true only when the user stated this value outright in their own "
+                            "words; false when you inferred it",
+                        },
                     },
-                    "required": ["type", "value", "confidence"],
+                    # All asked for, so that the model decides each; an older or sloppier reply that
+                    # leaves scope or explicit out is still read (by the type's scope, as not explicit).
+                    "required": ["type", "value", "confidence", "scope", "explicit"],
                     "additionalProperties": False,
                 },
             },
@@ -72,11 +86,18 @@ EXTRACTION_INSTRUCTIONS = (
     "day after tomorrow\" is a new `date`). Resolve relative dates against {today} when you can, keeping "
     "the user's words too. Confidence is within 0 and 1: how sure you are that the user means it. State "
     "nothing you would have to guess; questions state no facts. "
+    "Give each entity a scope: \"user\" for a lasting fact about the person, true in any conversation "
+    "(name, email, phone, city, hometown, job, employer, diet, allergies, likes, dislikes, preferences, "
+    "family, pets, age, language, birthday: \"I'm vegetarian\", \"my dog is called Rex\"), \"conversation\" "
+    "for the state of the task at hand (the date of this booking, its destination, the time, the number "
+    "of people, the current task: \"book a table for four tomorrow\"). Set explicit to true only when the "
+    "user stated the value outright in their own words (\"my name is Ada\"), false when you inferred it "
+    "(a name from a signature, a city from the weather they ask about). "
 )
 TOOL_ASK = f"Call the `{EXTRACTION_TOOL}` tool exactly once, with an empty list when there is nothing."
 JSON_ASK = (
     'Answer with only a JSON object: {"intent": "...", "entities": [{"type": "...", "value": "...", '
-    '"confidence": 0.9}]} — an empty list when there is nothing.'
+    '"confidence": 0.9, "scope": "user", "explicit": true}]} — an empty list when there is nothing.'
 )
 # `\s*+`: the spaces after the fence are taken at once, not retried one by one (quadratic).
 _FENCE = re.compile(r"```(?:json)?\s*+(.*?)```", re.DOTALL)

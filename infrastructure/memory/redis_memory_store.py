@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from redis.exceptions import WatchError
 
 from application.errors import MemoryUnavailable, UpkeepBusy
-from application.ports.memory_store import EntityMemory, MemoryStore, UpkeepLedger
+from application.ports.memory_store import EntityCache, EntityMemory, MemoryStore, UpkeepLedger
 from domain.errors import DomainError
 from domain.memory import window_turn_ids
 from domain.memory_entities import ENTITY_HISTORY_LIMIT, Entity, EntitySheet, merge_entities
@@ -70,7 +70,7 @@ _RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL
 _UNREADABLE = (ValueError, TypeError, KeyError)  # DomainError is a ValueError
 
 
-class RedisMemoryStore(MemoryStore, EntityMemory, UpkeepLedger):
+class RedisMemoryStore(MemoryStore, EntityMemory, EntityCache, UpkeepLedger):
     def __init__(
         self,
         client: RedisClient,
@@ -226,6 +226,17 @@ class RedisMemoryStore(MemoryStore, EntityMemory, UpkeepLedger):
             await pipe.execute()
 
         await self._transaction(f"recording entities of {conversation_id}", [current_key, history_key], attempt)
+
+    async def warm_entities(self, conversation_id: ConversationId, sheet: EntitySheet) -> None:
+        current_key, history_key = self._key("entity", conversation_id), self._key("entity_history", conversation_id)
+        with self._client.translate(MemoryUnavailable, f"caching the entities of {conversation_id}"):
+            async with self._client.commands.pipeline(transaction=True) as pipe:
+                pipe.delete(current_key, history_key)
+                if sheet.current:
+                    pipe.hset(current_key, mapping={e.type: entity_to_json(e) for e in sheet.current})
+                if sheet.history:
+                    pipe.rpush(history_key, *(entity_to_json(e) for e in sheet.history[-ENTITY_HISTORY_LIMIT:]))
+                await pipe.execute()
 
     async def remove_entity(self, conversation_id: ConversationId, kind: str) -> bool:
         current_key, history_key = self._key("entity", conversation_id), self._key("entity_history", conversation_id)

@@ -1,23 +1,36 @@
 """The offline entity extractor: documented patterns, so entity memory works without an LLM.
 
 It reads the user's message only and returns the same `{intent, entities}` shape as the LLM
-extractor. Patterns (English, plus a few Chinese ones) → type (confidence):
+extractor, each entity with its `scope` and `explicit` flag. Patterns (English, plus a few
+Chinese ones) → type (confidence), [scope]:
 
 - "my name is Ada", 我叫…, 我的名字是… → `name` (0.95); "call me Ada" → `name` (0.85);
-  "I'm Ada" (a capitalised word) → `name` (0.6: kept, below the prompt threshold)
-- an e-mail address → `email` (0.98); a phone number (+33 6 12 34 56 78, 555-123-4567) → `phone` (0.9)
-- "I live in / moved to / am moving to Lisbon", 我住在… → `city` (0.9); "I'm from Porto" → `hometown` (0.85)
-- "my <thing> is <value>" → `<thing>` (0.9): "my favourite colour is teal" → `favourite_colour`,
-  "my dog's name is Rex" → `dog_name`
+  "I'm Ada" (a capitalised word) → `name` (0.6: kept, below the prompt threshold) [user]
+- an e-mail address → `email` (0.98); a phone number (+33 6 12 34 56 78, 555-123-4567) → `phone` (0.9) [user]
+- "I live in / moved to / am moving to Lisbon", 我住在… → `city` (0.9); "I'm from Porto" → `hometown` (0.85) [user]
+- "my <thing> is <value>" → `<thing>` (0.9), scoped by its type: "my favourite colour is teal" →
+  `favourite_colour` [user], "my dog's name is Rex" → `dog_name` [user], "my flight is at 9" → `flight`
+  [conversation]
 - today, tonight, tomorrow, the day after tomorrow, in 3 days, next Friday, on May 3, 2026-05-17,
   今天/明天/后天/大后天 → `date`, resolved against the message's day (a weekday: its next
   occurrence), e.g. "the day after tomorrow (2026-01-03)": 0.85 with a scheduling word (book,
-  meeting, make it, for, on…), 0.6 without, 0.5 in a question
+  meeting, make it, for, on…), 0.6 without, 0.5 in a question [conversation]
 - "I like / love / enjoy X", 我喜欢… → `likes` (0.8); "I prefer X" → `preference` (0.85);
-  "I hate / dislike / don't like X" → `dislikes` (0.8)
-- "I'm vegan / vegetarian / pescatarian / gluten-free" → `diet` (0.9); "I'm allergic to X" → `allergy` (0.9)
-- "I'm 34 (years old)" → `age` (0.9); "I work as a nurse" → `job`, "I work at / for Acme" → `employer` (0.85)
+  "I hate / dislike / don't like X" → `dislikes` (0.8) [user]
+- "I'm vegan / vegetarian / pescatarian / gluten-free" → `diet` (0.9); "I'm allergic to X" → `allergy`
+  (0.9) [user]
+- "I'm 34 (years old)" → `age` (0.9); "I work as a nurse" → `job`, "I work at / for Acme" → `employer`
+  (0.85) [user]
 - "remind me to X", "I need / have / still have to X", "don't let me forget to X", 提醒我… → `task` (0.8)
+  [conversation]
+
+The scope is the type's, from the table of `domain.entity_extraction.default_scope`: user facts
+(name, contact, city, hometown, job, employer, diet, allergy, likes, dislikes, preference, age,
+birthday, family and pets, `favourite_*`, `<relation>_*` such as `dog_name`) are `user`; the task's
+state (date, task, intent and any type the table does not know) is `conversation`. `explicit` is
+true for a direct statement (every pattern of confidence 0.8 and up: the user's own words) and
+false for the guesses below it: a bare "I'm Ada", a date without a scheduling word, a date in a
+question.
 
 A negated statement ("my car is not red") yields nothing. Intent: `ask` (a question),
 `correct` ("actually", "change it", "make it", "instead"), `task`, `inform` (entities found),
@@ -32,6 +45,7 @@ from datetime import date, timedelta
 from typing import TYPE_CHECKING, Any
 
 from application.ports.memory_models import EntityExtractor
+from domain.entity_extraction import default_scope
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -57,6 +71,9 @@ _SPECIAL_SUBJECTS = {"name", "email", "e-mail", "email address", "e-mail address
                      "number", "mobile", "mobile number"}
 
 Found = tuple[str, str, float]  # type, value, confidence
+# The weak patterns (a bare "I'm Ada", a date without a scheduling word or in a question) sit at
+# 0.6 and below: guesses. Every pattern from here up matches the user stating the value outright.
+EXPLICIT_FROM = 0.8
 
 # What of a sentence is read: no normal sentence is longer, and every pattern stays within
 # milliseconds on the cut (each is linear too, so a longer bound would only cost time).
@@ -235,12 +252,15 @@ def intent_of(text: str, found: list[Found]) -> str:
 
 
 def extraction(query: str, today: date) -> dict[str, Any]:
-    """What the user's message states: `{intent, entities: [{type, value, confidence}]}`."""
+    """What the user's message states: `{intent, entities: [{type, value, confidence, scope, explicit}]}`."""
     found: list[Found] = []
     for sentence in (s.strip() for s in _SENTENCES.split(query)):
         if sentence:
             found.extend(sentence_entities(sentence, today))
-    entities: list[dict[str, Any]] = [{"type": k, "value": v, "confidence": c} for k, v, c in found]
+    entities: list[dict[str, Any]] = [
+        {"type": k, "value": v, "confidence": c, "scope": default_scope(k).value, "explicit": c >= EXPLICIT_FROM}
+        for k, v, c in found
+    ]
     return {"intent": intent_of(query, found), "entities": entities}
 
 

@@ -45,7 +45,10 @@ CONFIG_SCHEMA = _object(
     ),
     tools=_TEXTS, max_tool_rounds=_int(0, 20), stream_thoughts=_FLAG, datasets=_TEXTS,
     retrieval_top_k=_int(1, 50), retrieval_min_score=_number(-1, 1),
-    memory=_object(dialog_round=_int(0, 200), history_max_tokens=_int(0, 1_000_000), summary=_FLAG, entities=_FLAG),
+    memory=_object(
+        dialog_round=_int(0, 200), history_max_tokens=_int(0, 1_000_000), summary=_FLAG, entities=_FLAG,
+        user_memory=_FLAG, user_scope={"type": "string", "enum": ["account", "agent"]},
+    ),
     review=_object(input_keywords=_TEXTS, output_keywords=_TEXTS, response=_TEXT),
     opening_statement=_TEXT, suggested_questions=_TEXTS, suggested_questions_after_answer=_FLAG,
 )

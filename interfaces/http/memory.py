@@ -80,7 +80,7 @@ def memory_data(view: MemoryView) -> dict[str, Any]:
 async def read_memory(
     conversation_id: UnicodeText,
     owner: Annotated[OwnerId, Depends(current_owner)],
-    memory: Annotated[ConversationMemory, Depends(Provide["conversation_memory"])],
+    memory: Annotated[ConversationMemory, Depends(Provide["memory.conversation_memory"])],
 ) -> dict[str, Any]:
     """The rolling summary, current entities (with confidence and history) and archive entries."""
     return memory_data(await memory.read(ConversationId(conversation_id), owner))
@@ -93,7 +93,7 @@ async def set_entity(
     entity_type: EntityType,
     body: EntityBody,
     owner: Annotated[OwnerId, Depends(current_owner)],
-    memory: Annotated[ConversationMemory, Depends(Provide["conversation_memory"])],
+    memory: Annotated[ConversationMemory, Depends(Provide["memory.conversation_memory"])],
 ) -> dict[str, Any]:
     """Set an entity's value; the previous value is kept as history."""
     conversation = ConversationId(conversation_id)
@@ -108,7 +108,7 @@ async def delete_entity(
     conversation_id: UnicodeText,
     entity_type: EntityType,
     owner: Annotated[OwnerId, Depends(current_owner)],
-    memory: Annotated[ConversationMemory, Depends(Provide["conversation_memory"])],
+    memory: Annotated[ConversationMemory, Depends(Provide["memory.conversation_memory"])],
 ) -> Response:
     """Forget one entity: its current value and its history."""
     await memory.delete_entity(ConversationId(conversation_id), owner, entity_type)
@@ -120,7 +120,7 @@ async def delete_entity(
 async def forget_memory(
     conversation_id: UnicodeText,
     owner: Annotated[OwnerId, Depends(current_owner)],
-    memory: Annotated[ConversationMemory, Depends(Provide["conversation_memory"])],
+    memory: Annotated[ConversationMemory, Depends(Provide["memory.conversation_memory"])],
 ) -> Response:
     """Forget everything but the message record: summary, entities, archive, cached window."""
     await memory.forget(ConversationId(conversation_id), owner)

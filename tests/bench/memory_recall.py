@@ -180,7 +180,7 @@ async def play(
     container: Container, settings: Settings, queries: list[str], asks: dict[int, Fact], checkpoints: list[int]
 ) -> dict[str, Any]:
     start, follow, store = container.start_turn(), container.follow_task(), container.message_store()
-    upkeep, count = container.upkeep_scheduler(), container.tokenizer().count
+    upkeep, count = container.memory.upkeep_scheduler(), container.tokenizer().count
     system_tokens = count(PLATFORM_RULES) + count(settings.agent.preset_prompt)
     conversation: ConversationId | None = None
     history_tokens, tokens, recalled, missed = 0, {}, 0, []
@@ -214,7 +214,7 @@ async def play(
         history_tokens += count(message.query) + count(message.answer)
         await upkeep.wait_idle()  # the user's thinking time: upkeep is off the request path
     assert conversation is not None
-    memory = await container.conversation_memory().read(conversation, OWNER)
+    memory = await container.memory.conversation_memory().read(conversation, OWNER)
     return {
         "prompt_tokens": tokens,
         "recall": {

@@ -71,7 +71,7 @@ async def measure(container: Container, conversation_id: ConversationId, turns: 
     """Each turn from its start to its `done`, with the memory upkeep of the turn before finished
     (it runs off the request path, in the user's thinking time); then the same back to back,
     where each turn shares the loop with the previous turn's upkeep."""
-    start, follow, upkeep = container.start_turn(), container.follow_task(), container.upkeep_scheduler()
+    start, follow, upkeep = container.start_turn(), container.follow_task(), container.memory.upkeep_scheduler()
     times, upkeeps, back_to_back = [], [], []
     for n in range(turns):
         began = time.perf_counter()

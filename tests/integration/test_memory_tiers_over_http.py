@@ -45,6 +45,8 @@ SMALL_MEMORY = {
     "MEMAGENT_MEMORY__COMPACT_BATCH": "2",
     "MEMAGENT_AGENT__DIALOG_ROUND": "2",
     "MEMAGENT_AGENT__TOOLS": "[]",
+    # Every value stays the conversation's (tests/integration/test_user_memory_over_http.py: user facts).
+    "MEMAGENT_AGENT__USER_MEMORY": "false",
 }
 SCRIPT = [
     "Hi, my name is Ada and I live in Lisbon.",

@@ -46,8 +46,9 @@ class ForgetfulMemory:
     def __init__(self) -> None:
         self.forgotten: list[str] = []
 
-    async def erase(self, conversation_id: ConversationId) -> None:
+    async def erase(self, conversation_id: ConversationId) -> bool:
         self.forgotten.append(conversation_id)
+        return False
 
 
 def test_a_cursor_round_trips_and_anything_else_is_malformed() -> None:

@@ -265,7 +265,8 @@ async def test_uncertain_entities_are_stored_but_never_reach_the_prompt() -> Non
     assert (await current_entities(h, handles[0].conversation_id))["name"].value == "Bob"
     assert "- name: Bob" not in system_of(h)  # (the summary quotes the sentence)
     left_out = (await recall_of(h, handles[1]))["entities_left_out"]
-    assert left_out == [{"type": "name", "value": "Bob", "confidence": 0.5, "why": "confidence below 0.7"}]
+    assert left_out == [{"type": "name", "value": "Bob", "confidence": 0.5, "from": "conversation",
+                         "why": "confidence below 0.7"}]
 
 
 @pytest.mark.parametrize(
@@ -357,7 +358,8 @@ async def test_the_recall_event_says_what_was_recalled_and_why() -> None:
     assert report["short_term_messages"] == 2
     assert report["short_term"] == {"turns": 1, "why": "the last 3 completed turns within 3000 tokens"}
     assert report["entities"] == [
-        {"type": "city", "value": "Porto", "confidence": 0.9, "why": "current value, confidence >= 0.7"}
+        {"type": "city", "value": "Porto", "confidence": 0.9, "from": "conversation",
+         "why": "current value, confidence >= 0.7"}
     ]
     assert report["summary"] == "I live in Porto."
     assert report["archive"] == []

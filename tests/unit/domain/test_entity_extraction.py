@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from domain.entity_extraction import MAX_ENTITIES, ExtractedEntity, read_extraction
+from domain.memory_entities import EntityScope
 
 
 def test_a_well_formed_output_is_read_with_normalised_types() -> None:
@@ -18,7 +19,7 @@ def test_a_well_formed_output_is_read_with_normalised_types() -> None:
 
 def test_json_text_is_accepted() -> None:
     read = read_extraction('{"intent": "x", "entities": [{"type": "city", "value": "Porto", "confidence": 1}]}')
-    assert read.entities == (ExtractedEntity("city", "Porto", 1.0),)
+    assert read.entities == (ExtractedEntity("city", "Porto", 1.0, EntityScope.USER),)
 
 
 @pytest.mark.parametrize(
@@ -59,14 +60,14 @@ def test_an_unreadable_output_yields_nothing_and_says_why(payload: object, probl
 def test_a_malformed_entity_is_dropped_and_the_others_kept(item: object, problem: str) -> None:
     good = {"type": "name", "value": "Ada", "confidence": 0.95}
     read = read_extraction({"intent": "x", "entities": [item, good]})
-    assert read.entities == (ExtractedEntity("name", "Ada", 0.95),)
+    assert read.entities == (ExtractedEntity("name", "Ada", 0.95, EntityScope.USER),)
     assert len(read.problems) == 1
     assert problem in read.problems[0]
 
 
 def test_a_number_value_is_read_as_text() -> None:
     read = read_extraction({"entities": [{"type": "age", "value": 34, "confidence": 0.9}]})
-    assert read.entities == (ExtractedEntity("age", "34", 0.9),)
+    assert read.entities == (ExtractedEntity("age", "34", 0.9, EntityScope.USER),)
 
 
 def test_a_wrong_intent_is_dropped_but_the_entities_kept() -> None:

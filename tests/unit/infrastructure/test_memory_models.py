@@ -176,7 +176,7 @@ async def test_the_llm_extractor_offers_one_tool_shaped_like_the_output() -> Non
     [spec] = tools
     assert spec.name == EXTRACTION_TOOL
     item = spec.parameters["properties"]["entities"]["items"]
-    assert item["required"] == ["type", "value", "confidence"]
+    assert item["required"] == ["type", "value", "confidence", "scope", "explicit"]
     assert item["properties"]["confidence"] == {"type": "number", "minimum": 0, "maximum": 1}
 
 

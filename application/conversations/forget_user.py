@@ -1,0 +1,78 @@
+"""ForgetUser ("forget me"): everything memory holds of one end user, and with `conversations` their
+conversations and messages too, in the record (SQL) and the cache (Redis or in-process).
+
+Memory first: every fact and history entry, every summary, archive entry, entity and cached window
+of each of the user's conversations. With `conversations`, each conversation is then deleted as a
+user would delete it (no turn opens in it, a running one is stopped and awaited), and the rows are
+removed for good with their steps, and their turns' event logs are expired. It answers the counts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from application.errors import NotFound
+from application.ports.message_store import ConversationFilter, ListPosition
+from domain.viewers import Viewer
+
+if TYPE_CHECKING:
+    from application.conversations.delete_conversation import DeleteConversation
+    from application.ports.conversation_cleanup import MemoryEraser
+    from application.ports.conversation_purge import ConversationPurge
+    from application.ports.event_log import EventLog
+    from application.ports.memory_record import MemoryForgetting
+    from application.ports.message_store import MessageStore
+    from domain.conversation import Conversation
+    from domain.ids import EndUserId, OwnerId
+    from domain.user_memory import ForgetCounts
+
+PAGE = 200
+EXPIRE_AT_ONCE = 0.001  # seconds: an event log's retention, so that it is gone now
+
+
+class ForgetUser:
+    def __init__(
+        self,
+        store: MessageStore,
+        memory: MemoryEraser,
+        forgetting: MemoryForgetting,
+        delete: DeleteConversation,
+        purge: ConversationPurge,
+        events: EventLog,
+    ) -> None:
+        self._store = store
+        self._memory = memory
+        self._forgetting = forgetting
+        self._delete = delete
+        self._purge = purge
+        self._events = events
+
+    async def __call__(self, owner: OwnerId, end_user: EndUserId, *, conversations: bool = False) -> ForgetCounts:
+        theirs = await self._conversations(owner, end_user)
+        counts = await self._forgetting.forget_user(owner, end_user)
+        windows = sum([await self._memory.erase(conversation.id) for conversation in theirs])
+        counts = replace(counts, windows=windows)
+        if not conversations:
+            return counts
+        viewer = Viewer(owner, end_user)
+        for conversation in theirs:
+            try:
+                await self._delete(conversation.id, viewer)
+            except NotFound:  # deleted meanwhile
+                continue
+        purged = await self._purge.purge_end_user(owner, end_user)
+        for task_id in purged.task_ids:
+            await self._events.close(task_id, EXPIRE_AT_ONCE)
+        return replace(counts, conversations=purged.conversations, messages=purged.messages)
+
+    async def _conversations(self, owner: OwnerId, end_user: EndUserId) -> list[Conversation]:
+        found: list[Conversation] = []
+        query = ConversationFilter(Viewer(owner, end_user), include_debug=True, limit=PAGE)
+        while True:
+            page = await self._store.list_conversations(query)
+            found.extend(listing.conversation for listing in page)
+            if len(page) < PAGE:
+                return found
+            last = page[-1].conversation
+            query = replace(query, after=ListPosition(last.last_active_at or last.created_at, last.id))

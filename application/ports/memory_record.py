@@ -1,0 +1,98 @@
+"""The durable record of the memory tiers (docs/ARCHITECTURE.md §5): SQL, in front of which the
+memory store (Redis or in-process) is only a cache.
+
+- `ArchiveRecord`: a conversation's archive entries, with their source messages.
+- `EntityMemory` (from `memory_store`): a conversation's entities with their whole history.
+- `UserFacts`: an end user's facts (entities of scope `user`), with their whole history.
+- `RecallIndex`: archive entries and summaries of all of a user's conversations, with vectors,
+  for recall across conversations and the user's memory search.
+- `MemoryForgetting`: dropping a conversation's record, or everything of one end user.
+
+One adapter (SQLAlchemy) implements them all. Every method raises `StoreUnavailable` (or another
+`ApplicationError`) when the database fails.
+"""
+
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+from domain.conversation import Conversation, Message
+from domain.ids import ConversationId, EndUserId, MessageId, OwnerId
+from domain.memory_archive import ArchiveEntry
+from domain.memory_entities import Entity, EntitySheet
+from domain.user_memory import FactHolder, ForgetCounts, RecallItem, ScoredItem
+
+
+class ArchiveRecord(Protocol):
+    async def archive_entries(self, conversation_id: ConversationId) -> list[ArchiveEntry]:
+        """The conversation's archive entries, oldest first."""
+        ...
+
+    async def add_archive_entries(self, entries: Sequence[ArchiveEntry]) -> None:
+        """Keep entries not kept yet (an id already there is left as it is); the entry's owner, end
+        user and agent are its conversation's."""
+        ...
+
+
+class UserFacts(Protocol):
+    async def user_facts(self, holder: FactHolder) -> EntitySheet:
+        """The holder's current facts and their history (oldest first)."""
+        ...
+
+    async def record_user_facts(
+        self, holder: FactHolder, entities: Sequence[Entity], min_confidence: float = 0.0
+    ) -> None:
+        """Merge new values atomically with `domain.memory_entities.merge_entities`."""
+        ...
+
+    async def remove_user_fact(self, holder: FactHolder, kind: str) -> bool:
+        """Forget one type: its current value and its history. False when it has no current value."""
+        ...
+
+
+class RecallIndex(Protocol):
+    async def index_summary(self, conversation: Conversation, sources: Sequence[MessageId]) -> None:
+        """Keep the conversation's summary as a recall item citing `sources` (the newest turns it
+        holds); none when it is empty. An unchanged summary is left as it is, vector and all."""
+        ...
+
+    async def unembedded(self, conversation_id: ConversationId, model: str) -> list[RecallItem]:
+        """The conversation's items with no vector of `model` yet."""
+        ...
+
+    async def save_vectors(self, model: str, vectors: Mapping[str, Sequence[float]]) -> None:
+        """Each item's vector by item id (of `model`); an item gone meanwhile is skipped."""
+        ...
+
+    async def similar(
+        self,
+        holder: FactHolder,
+        model: str,
+        query: Sequence[float],
+        top_k: int,
+        exclude: ConversationId | None = None,
+    ) -> list[ScoredItem]:
+        """The `top_k` items of the holder's conversations (one agent's, when the holder names it)
+        most similar to `query` by cosine, best first; deleted and debugger conversations and
+        `exclude` left out."""
+        ...
+
+
+    async def recent_turns(self, holder: FactHolder, limit: int) -> list[Message]:
+        """The holder's newest completed turns (not superseded) across their live conversations,
+        newest first; one agent's only when the holder names it."""
+        ...
+
+
+class MemoryForgetting(Protocol):
+    async def forget_conversation(self, conversation_id: ConversationId) -> None:
+        """Drop the conversation's entities, archive entries and summary item."""
+        ...
+
+    async def forget_user(self, owner: OwnerId, end_user: EndUserId) -> ForgetCounts:
+        """Drop every fact of the end user and the memory record of every one of their
+        conversations; what was removed (no windows, conversations or messages: not this record's)."""
+        ...
+
+    async def conversations_with_memory(self, owner: OwnerId, end_user: EndUserId) -> list[ConversationId]:
+        """The end user's conversations that have entities, archive entries or a summary item."""
+        ...

@@ -1,0 +1,122 @@
+"""Rows of the memory record (docs/ARCHITECTURE.md §5): entities with their full history, user
+facts, archive entries and the conversations' summaries as recall items with their vectors.
+
+- `memory_entities`: one row per value. The current value of a type has `superseded_at` NULL; a
+  replaced one keeps the time it stopped being current. A conversation's entity has its
+  `conversation_id`; a user fact has `conversation_id` "" and `agent_id` "" (shared by the account's
+  agents) or the agent's id (`memory.user_scope: "agent"`).
+- `memory_items`: an archive entry (`kind` "archive", the entry's id) or a conversation's rolling
+  summary (`kind` "summary", id `sum_<conversation id>`), with the owner, end user and agent of its
+  conversation, so that recall across a user's conversations reads one index. `vector` holds the
+  text's embedding (float32, little-endian) by `model`; NULL until the upkeep has embedded it.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Boolean, Double, Index, LargeBinary, String, Text, true
+from sqlalchemy.orm import Mapped, mapped_column
+
+from domain.ids import ConversationId, MessageId
+from domain.memory_archive import ArchiveEntry
+from domain.memory_entities import Entity, EntityScope, EntitySource
+from domain.user_memory import RecallItem, RecallKind
+from infrastructure.persistence.rows import END_USER, ID, OWNER, SEQUENCE, TIMESTAMP, Base, utc
+
+SHARED = ""  # agent_id of a user fact shared by the account's agents; conversation_id of any user fact
+
+
+class MemoryEntityRow(Base):
+    __tablename__ = "memory_entities"
+    __table_args__ = (
+        # A holder's entities: a conversation's, or one end user's facts (by agent), current first.
+        Index("ix_memory_entities_holder", "owner", "end_user", "conversation_id", "agent_id", "type"),
+        Index("ix_memory_entities_conversation", "conversation_id"),
+    )
+
+    id: Mapped[int] = mapped_column(SEQUENCE, primary_key=True, autoincrement=True)
+    owner: Mapped[str] = mapped_column(OWNER)
+    end_user: Mapped[str] = mapped_column(END_USER)
+    conversation_id: Mapped[str] = mapped_column(ID)
+    agent_id: Mapped[str] = mapped_column(String(255))
+    type: Mapped[str] = mapped_column(String(64))
+    value: Mapped[str] = mapped_column(Text)
+    confidence: Mapped[float] = mapped_column(Double)
+    scope: Mapped[str] = mapped_column(String(16))
+    source: Mapped[str] = mapped_column(String(16))
+    explicit: Mapped[bool] = mapped_column(Boolean, server_default=true())
+    source_message_id: Mapped[str] = mapped_column(ID)
+    source_conversation_id: Mapped[str] = mapped_column(ID)
+    valid_from: Mapped[datetime] = mapped_column(TIMESTAMP)
+    superseded_at: Mapped[datetime | None] = mapped_column(TIMESTAMP)
+
+
+ITEM_ID = String(80)  # "sum_" and a conversation id
+
+
+class MemoryItemRow(Base):
+    __tablename__ = "memory_items"
+    __table_args__ = (
+        Index("ix_memory_items_user", "owner", "end_user", "conversation_id"),
+        Index("ix_memory_items_conversation", "conversation_id", "kind", "created_at"),
+    )
+
+    id: Mapped[str] = mapped_column(ITEM_ID, primary_key=True)
+    conversation_id: Mapped[str] = mapped_column(ID)
+    owner: Mapped[str] = mapped_column(OWNER)
+    end_user: Mapped[str] = mapped_column(END_USER)
+    agent_id: Mapped[str] = mapped_column(String(255))
+    kind: Mapped[str] = mapped_column(String(16))
+    text: Mapped[str] = mapped_column(Text)
+    source_message_ids: Mapped[str] = mapped_column(Text)  # a JSON list
+    created_at: Mapped[datetime] = mapped_column(TIMESTAMP)
+    model: Mapped[str | None] = mapped_column(String(255))
+    vector: Mapped[bytes | None] = mapped_column(LargeBinary)
+
+
+def entity_to_domain(row: MemoryEntityRow) -> Entity:
+    return Entity(
+        type=row.type,
+        value=row.value,
+        confidence=row.confidence,
+        source_message_id=MessageId(row.source_message_id),
+        updated_at=utc(row.valid_from),
+        superseded_at=utc(row.superseded_at) if row.superseded_at is not None else None,
+        scope=EntityScope(row.scope),
+        source=EntitySource(row.source),
+        explicit=row.explicit,
+        source_conversation_id=ConversationId(row.source_conversation_id) if row.source_conversation_id else None,
+    )
+
+
+def entity_values(entity: Entity) -> dict[str, Any]:
+    """The columns of an entity's row that come from the entity itself (not its holder)."""
+    return {
+        "type": entity.type,
+        "value": entity.value,
+        "confidence": entity.confidence,
+        "scope": entity.scope.value,
+        "source": entity.source.value,
+        "explicit": entity.explicit,
+        "source_message_id": entity.source_message_id,
+        "source_conversation_id": entity.source_conversation_id or "",
+        "valid_from": entity.updated_at,
+        "superseded_at": entity.superseded_at,
+    }
+
+
+def archive_to_domain(row: MemoryItemRow) -> ArchiveEntry:
+    sources = tuple(MessageId(m) for m in json.loads(row.source_message_ids))
+    return ArchiveEntry(row.id, ConversationId(row.conversation_id), row.text, sources, utc(row.created_at))
+
+
+def item_to_domain(row: MemoryItemRow) -> RecallItem:
+    sources = tuple(MessageId(m) for m in json.loads(row.source_message_ids))
+    return RecallItem(row.id, RecallKind(row.kind), ConversationId(row.conversation_id), row.text, sources)
+
+
+def summary_item_id(conversation_id: str) -> str:
+    return f"sum_{conversation_id}"

@@ -1,0 +1,237 @@
+"""The memory record in SQL, on SQLite and PostgreSQL (docs/ARCHITECTURE.md §5): archive entries,
+a conversation's entities and an end user's facts with their whole history, and forgetting.
+
+Entities are merged by `domain.memory_entities.merge_entities` inside one transaction that first
+takes the holder's lock (an advisory transaction lock on PostgreSQL; SQLite's write lock, taken by
+a write before the read), so that two upkeeps merging at once never both add a current value.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import delete, func, insert, literal, select, text, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+from application.ports.memory_record import ArchiveRecord, MemoryForgetting, UserFacts
+from application.ports.memory_store import EntityMemory
+from domain.ids import ConversationId
+from domain.memory_entities import Entity, EntitySheet, merge_entities
+from domain.user_memory import FactHolder, ForgetCounts, RecallKind
+from infrastructure.persistence.memory_rows import (
+    SHARED,
+    MemoryEntityRow,
+    MemoryItemRow,
+    archive_to_domain,
+    entity_to_domain,
+    entity_values,
+)
+from infrastructure.persistence.rows import ConversationRow
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from sqlalchemy import ColumnElement
+    from sqlalchemy.ext.asyncio import AsyncSession
+
+    from domain.ids import EndUserId, OwnerId
+    from domain.memory_archive import ArchiveEntry
+    from infrastructure.persistence.database import Database
+
+E = MemoryEntityRow
+ITEM_COLUMNS = ["id", "conversation_id", "owner", "end_user", "agent_id", "kind", "text", "source_message_ids",
+                "created_at"]
+
+
+def _user_where(holder: FactHolder) -> list[ColumnElement[bool]]:
+    return [E.owner == holder.owner, E.end_user == holder.end_user, E.conversation_id == SHARED,
+            E.agent_id == (holder.agent_id or SHARED)]
+
+
+class SqlAlchemyMemoryRecord(ArchiveRecord, EntityMemory, UserFacts, MemoryForgetting):
+    def __init__(self, database: Database) -> None:
+        self._db = database
+
+    # --- archive ---
+
+    async def archive_entries(self, conversation_id: ConversationId) -> list[ArchiveEntry]:
+        async with self._db.transaction("read the archive") as session:
+            rows = await session.scalars(
+                select(MemoryItemRow)
+                .where(MemoryItemRow.conversation_id == conversation_id, MemoryItemRow.kind == RecallKind.ARCHIVE)
+                .order_by(MemoryItemRow.created_at, MemoryItemRow.id)
+            )
+            return [archive_to_domain(row) for row in rows]
+
+    async def add_archive_entries(self, entries: Sequence[ArchiveEntry]) -> None:
+        if not entries:
+            return
+        async with self._db.transaction("keep archive entries") as session:
+            for entry in entries:
+                await session.execute(self._insert_item_if_new(entry))
+
+    def _insert_item_if_new(self, entry: ArchiveEntry) -> Any:
+        c = ConversationRow
+
+        def of_conversation(column: Any) -> Any:  # "" when the conversation is not there (any more)
+            return func.coalesce(select(column).where(c.id == entry.conversation_id).scalar_subquery(), "")
+
+        values = select(
+            literal(entry.id), literal(entry.conversation_id),
+            of_conversation(c.owner), of_conversation(c.end_user), of_conversation(c.app_id),
+            literal(RecallKind.ARCHIVE.value), literal(entry.summary),
+            literal(json.dumps(list(entry.source_message_ids))),
+            literal(entry.created_at, MemoryItemRow.created_at.type),
+        )
+        dialect_insert = sqlite_insert if self._db.is_sqlite else pg_insert
+        return dialect_insert(MemoryItemRow).from_select(ITEM_COLUMNS, values).on_conflict_do_nothing(
+            index_elements=["id"]
+        )
+
+    # --- a conversation's entities ---
+
+    async def entity_sheet(self, conversation_id: ConversationId) -> EntitySheet:
+        async with self._db.transaction("read entities") as session:
+            return await _sheet(session, [E.conversation_id == conversation_id])
+
+    async def record_entities(
+        self, conversation_id: ConversationId, entities: Sequence[Entity], min_confidence: float = 0.0
+    ) -> None:
+        if not entities:
+            return
+        async with self._db.transaction("record entities") as session:
+            await self._lock(session, f"conversation:{conversation_id}")
+            c = ConversationRow
+            found = (await session.execute(
+                select(c.owner, c.end_user).where(c.id == conversation_id)
+            )).first()
+            holder = {"owner": found.owner if found else "", "end_user": found.end_user if found else "",
+                      "conversation_id": conversation_id, "agent_id": SHARED}
+            await _merge(session, [E.conversation_id == conversation_id], holder, entities, min_confidence)
+
+    async def remove_entity(self, conversation_id: ConversationId, kind: str) -> bool:
+        async with self._db.transaction("remove an entity") as session:
+            return await _remove(session, [E.conversation_id == conversation_id], kind)
+
+    # --- an end user's facts ---
+
+    async def user_facts(self, holder: FactHolder) -> EntitySheet:
+        async with self._db.transaction("read user facts") as session:
+            return await _sheet(session, _user_where(holder))
+
+    async def record_user_facts(
+        self, holder: FactHolder, entities: Sequence[Entity], min_confidence: float = 0.0
+    ) -> None:
+        if not entities:
+            return
+        async with self._db.transaction("record user facts") as session:
+            await self._lock(session, f"user:{holder.owner}:{holder.agent_id or ''}:{holder.end_user}")
+            values = {"owner": holder.owner, "end_user": holder.end_user, "conversation_id": SHARED,
+                      "agent_id": holder.agent_id or SHARED}
+            await _merge(session, _user_where(holder), values, entities, min_confidence)
+
+    async def remove_user_fact(self, holder: FactHolder, kind: str) -> bool:
+        async with self._db.transaction("remove a user fact") as session:
+            return await _remove(session, _user_where(holder), kind)
+
+    # --- forgetting ---
+
+    async def forget_conversation(self, conversation_id: ConversationId) -> None:
+        async with self._db.transaction("forget a conversation's memory") as session:
+            await session.execute(delete(E).where(E.conversation_id == conversation_id))
+            await session.execute(delete(MemoryItemRow).where(MemoryItemRow.conversation_id == conversation_id))
+
+    async def forget_user(self, owner: OwnerId, end_user: EndUserId) -> ForgetCounts:
+        i, c = MemoryItemRow, ConversationRow
+        async with self._db.transaction("forget a user's memory") as session:
+            mine = [E.owner == owner, E.end_user == end_user]
+            facts = await _deleted(session, delete(E).where(*mine, E.conversation_id == SHARED))
+            entities = await _deleted(session, delete(E).where(*mine, E.conversation_id != SHARED))
+            items = [i.owner == owner, i.end_user == end_user]
+            archive = await _deleted(session, delete(i).where(*items, i.kind == RecallKind.ARCHIVE))
+            await session.execute(delete(i).where(*items))
+            # The summary itself is on its conversation's row: it is memory, and goes with the rest.
+            summaries = await _deleted(session, update(c).where(
+                c.owner == owner, c.end_user == end_user, c.summary != ""
+            ).values(summary=""))
+            return ForgetCounts(facts=facts, conversation_entities=entities, archive_entries=archive,
+                                summaries=summaries)
+
+    async def conversations_with_memory(self, owner: OwnerId, end_user: EndUserId) -> list[ConversationId]:
+        c = ConversationRow
+        with_entities = select(E.conversation_id).where(E.owner == owner, E.end_user == end_user,
+                                                        E.conversation_id != SHARED)
+        with_items = select(MemoryItemRow.conversation_id).where(
+            MemoryItemRow.owner == owner, MemoryItemRow.end_user == end_user
+        )
+        statement = (
+            select(c.id)
+            .where(c.owner == owner, c.end_user == end_user, c.deleted_at.is_(None),
+                   (c.summary != "") | c.id.in_(with_entities) | c.id.in_(with_items))
+            .order_by(c.last_active_at.desc(), c.id)
+        )
+        async with self._db.transaction("list conversations with memory") as session:
+            return [ConversationId(row) for row in await session.scalars(statement)]
+
+    async def _lock(self, session: AsyncSession, key: str) -> None:
+        if self._db.is_sqlite:  # a write first: SQLite then holds its one write lock until commit
+            await session.execute(update(E).where(literal(False)).values(id=E.id))
+        else:
+            await session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": key})
+
+
+async def _sheet(session: AsyncSession, where: list[ColumnElement[bool]]) -> EntitySheet:
+    rows = (await session.scalars(select(E).where(*where).order_by(E.superseded_at, E.id))).all()
+    current = tuple(entity_to_domain(r) for r in rows if r.superseded_at is None)
+    history = tuple(entity_to_domain(r) for r in rows if r.superseded_at is not None)
+    return EntitySheet(current, history)
+
+
+async def _merge(
+    session: AsyncSession,
+    where: list[ColumnElement[bool]],
+    holder: dict[str, Any],
+    entities: Sequence[Entity],
+    min_confidence: float,
+) -> None:
+    """Merge the batch into the holder's current rows: a replaced value's row gets its
+    `superseded_at`; a refreshed one is updated in place; anything new becomes a row."""
+    rows = {r.type: r for r in await session.scalars(select(E).where(*where, E.superseded_at.is_(None)))}
+    before = {kind: entity_to_domain(row) for kind, row in rows.items()}
+    merged, retired = merge_entities(before, entities, min_confidence)
+    new_rows: list[dict[str, Any]] = []
+    for old in retired:
+        row, was = rows.get(old.type), before.get(old.type)
+        if row is not None and was is not None and old == was.superseded(old.superseded_at or old.updated_at):
+            row.superseded_at = old.superseded_at
+            rows.pop(old.type)
+        else:
+            new_rows.append({**holder, **entity_values(old)})
+    for kind, entity in merged.items():
+        if entity == before.get(kind):
+            continue
+        row = rows.get(kind)
+        if row is not None:  # the same value again: refreshed where it is
+            for column, value in entity_values(entity).items():
+                setattr(row, column, value)
+        else:
+            new_rows.append({**holder, **entity_values(entity)})
+    if new_rows:
+        await session.execute(insert(E), new_rows)
+
+
+async def _remove(session: AsyncSession, where: list[ColumnElement[bool]], kind: str) -> bool:
+    current = await session.scalar(select(func.count()).select_from(E).where(
+        *where, E.type == kind, E.superseded_at.is_(None)
+    ))
+    if not current:
+        return False
+    await session.execute(delete(E).where(*where, E.type == kind))
+    return True
+
+
+async def _deleted(session: AsyncSession, statement: Any) -> int:
+    result = await session.execute(statement)
+    return int(getattr(result, "rowcount", 0) or 0)

@@ -1,0 +1,131 @@
+"""The memory tiers, as a container of their own inside the main one (`Container.memory`):
+the SQL record, the cache in front of it (in-process or Redis), recall, upkeep and the memory API's
+use cases (docs/ARCHITECTURE.md §5)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from dependency_injector import containers, providers
+
+from application.memory.cached_embedder import CachedEmbedder
+from application.memory.conversation_memory import ConversationMemory
+from application.memory.extract_entities import ExtractEntities
+from application.memory.fold_archive import FoldArchive
+from application.memory.index_memory import IndexMemory
+from application.memory.long_term_recall import MemoryRecall
+from application.memory.memory_queries import MemoryQueries
+from application.memory.recorded_memory_store import RecordedMemoryStore
+from application.memory.run_upkeep import MemoryUpkeep
+from application.memory.schedule_upkeep import UpkeepScheduler
+from application.memory.short_term_memory import ShortTermMemory
+from application.memory.update_summary import UpdateSummary
+from application.memory.user_memory import UserMemory
+from application.memory.user_recall import UserRecall
+from infrastructure.memory.extractive_summarizer import ExtractiveSummarizer
+from infrastructure.memory.inprocess_memory_store import InProcessEmbeddingCache, InProcessMemoryStore
+from infrastructure.memory.llm_memory_models import LLMEntityExtractor, LLMSummarizer
+from infrastructure.memory.redis_embedding_cache import RedisEmbeddingCache
+from infrastructure.memory.redis_memory_store import RedisMemoryStore
+from infrastructure.memory.rule_entity_extractor import RuleBasedEntityExtractor
+from infrastructure.persistence.sqlalchemy_memory_record import SqlAlchemyMemoryRecord
+from infrastructure.persistence.sqlalchemy_recall_index import SqlAlchemyRecallIndex
+from interfaces.config_objects import memory_policy_of
+
+if TYPE_CHECKING:
+    from application.ports.chat_model import ChatModel
+    from application.ports.embedder import Embedder
+    from application.ports.message_store import MessageStore
+    from application.ports.runtime import Clock, TaskSpawner, Tokenizer
+    from infrastructure.persistence.database import Database
+    from infrastructure.redis_client import RedisClient
+
+
+class MemoryContainer(containers.DeclarativeContainer):
+    config = providers.Configuration()
+    database: providers.Dependency[Database] = providers.Dependency()
+    redis: providers.Dependency[RedisClient] = providers.Dependency()
+    store: providers.Dependency[MessageStore] = providers.Dependency()
+    tokenizer: providers.Dependency[Tokenizer] = providers.Dependency()
+    clock: providers.Dependency[Clock] = providers.Dependency()
+    spawner: providers.Dependency[TaskSpawner] = providers.Dependency()
+    embedder: providers.Dependency[Embedder] = providers.Dependency()
+    chat_model: providers.Dependency[ChatModel] = providers.Dependency()
+
+    policy = providers.Singleton(memory_policy_of, memory=config.memory)
+    cache = providers.Selector(
+        config.memory.backend,
+        inprocess=providers.Singleton(InProcessMemoryStore, lock_wait=config.memory.upkeep_wait),
+        redis=providers.Singleton(
+            RedisMemoryStore, client=redis, window_ttl=config.memory.window_ttl, lock_lease=config.memory.upkeep_lease,
+            lock_wait=config.memory.upkeep_wait,
+        ),
+    )
+    record = providers.Singleton(SqlAlchemyMemoryRecord, database=database)
+    recall_index = providers.Singleton(SqlAlchemyRecallIndex, database=database)
+    # Every tier with SQL as its record and the cache in front of it.
+    memory_store = providers.Singleton(RecordedMemoryStore, cache=cache, record=record)
+    embedding_cache = providers.Selector(
+        config.memory.backend,
+        inprocess=providers.Singleton(
+            InProcessEmbeddingCache, max_entries=config.memory.embedding_cache_size,
+            ttl=config.memory.embedding_cache_ttl,
+        ),
+        redis=providers.Singleton(RedisEmbeddingCache, client=redis, ttl=config.memory.embedding_cache_ttl),
+    )
+    # An embedding model's vectors are cached; a lexical vector costs less to compute than a cache round trip.
+    memory_embedder = providers.Selector(
+        config.embeddings.backend,
+        lexical=embedder,
+        openai=providers.Singleton(CachedEmbedder, embedder=embedder, cache=embedding_cache),
+        local=providers.Singleton(CachedEmbedder, embedder=embedder, cache=embedding_cache),
+    )
+    short_term = providers.Singleton(ShortTermMemory, store=store, memory=memory_store, tokenizer=tokenizer,
+                                     policy=policy)
+    # The memory tiers' model work: extractive and rule-based with the offline scripted model, else the LLM.
+    summarizer = providers.Selector(
+        config.llm["provider"],
+        scripted=providers.Singleton(ExtractiveSummarizer),
+        openai=providers.Singleton(LLMSummarizer, model=chat_model),
+        agentscope=providers.Singleton(LLMSummarizer, model=chat_model),
+    )
+    entity_extractor = providers.Selector(
+        config.llm["provider"],
+        scripted=providers.Singleton(RuleBasedEntityExtractor),
+        openai=providers.Singleton(LLMEntityExtractor, model=chat_model),
+        agentscope=providers.Singleton(LLMEntityExtractor, model=chat_model),
+    )
+    user_recall = providers.Singleton(
+        UserRecall, facts=record, index=recall_index, embedder=memory_embedder,
+        top_k=config.memory.cross_conversation_top_k,
+    )
+    recall = providers.Singleton(
+        MemoryRecall, memory=memory_store, entities=memory_store, embedder=memory_embedder, tokenizer=tokenizer,
+        policy=policy, user=user_recall,
+    )
+    upkeep = providers.Singleton(
+        MemoryUpkeep,
+        ledger=memory_store,
+        extract_entities=providers.Singleton(
+            ExtractEntities, extractor=entity_extractor, entities=memory_store, policy=policy, facts=record
+        ),
+        update_summary=providers.Singleton(
+            UpdateSummary, store=store, ledger=memory_store, summarizer=summarizer, clock=clock, policy=policy,
+        ),
+        fold_archive=providers.Singleton(
+            FoldArchive, short_term=short_term, memory=memory_store, summarizer=summarizer, embedder=memory_embedder,
+            clock=clock, policy=policy,
+        ),
+        policy=policy,
+        index_memory=providers.Singleton(IndexMemory, store=store, index=recall_index, embedder=memory_embedder),
+    )
+    upkeep_scheduler = providers.Singleton(UpkeepScheduler, upkeep=upkeep, spawner=spawner)
+    conversation_memory = providers.Singleton(
+        ConversationMemory, store=store, memory=memory_store, entities=memory_store, ledger=memory_store,
+        clock=clock, policy=policy,
+    )
+    queries = providers.Singleton(MemoryQueries, store=store, embedder=embedder)
+    user_memory = providers.Singleton(
+        UserMemory, facts=record, forgetting=record, index=recall_index, embedder=memory_embedder, clock=clock,
+        policy=policy,
+    )
