@@ -43,6 +43,22 @@ class NotFound(ApplicationError):
     code = "not_found"
 
 
+class ModelNotFound(NotFound):
+    """/v1: the `model` names no agent the caller may use."""
+
+    code = "model_not_found"
+
+
+class UnsupportedParameter(MalformedRequest):
+    """/v1: a request parameter memagent does not offer (client-side tools, n > 1…); `param` names it."""
+
+    code = "unsupported_parameter"
+
+    def __init__(self, message: str, param: str) -> None:
+        super().__init__(message)
+        self.param = param
+
+
 class Conflict(ApplicationError):
     code = "conflict"
 

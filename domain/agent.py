@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from domain.errors import DomainError
@@ -54,6 +54,14 @@ class ModelParams:
         if self.top_p is not None and not 0.0 <= self.top_p <= 1.0:
             raise DomainError("model_params.top_p must be within 0..1")
 
+    def overridden_by(self, call: ModelParams) -> ModelParams:
+        """These settings with each one `call` sets (one request's own) in its place."""
+        return ModelParams(
+            self.temperature if call.temperature is None else call.temperature,
+            self.max_tokens if call.max_tokens is None else call.max_tokens,
+            self.top_p if call.top_p is None else call.top_p,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class AgentConfig:
@@ -91,6 +99,13 @@ class AgentConfig:
     opening_statement: str = ""  # shown before the first turn
     suggested_questions: tuple[str, ...] = ()  # shown before the first turn
     suggested_questions_after_answer: bool = False  # follow-up questions after each answer
+
+    def for_call(self, params: ModelParams | None, system: str) -> AgentConfig:
+        """This config for one request that brings its own sampling settings and system text
+        (appended to the preset prompt, after a blank line)."""
+        prompt = "\n\n".join(part for part in (self.preset_prompt.rstrip(), system.strip()) if part)
+        model_params = self.model_params.overridden_by(params) if params is not None else self.model_params
+        return replace(self, preset_prompt=prompt, model_params=model_params)
 
     def __post_init__(self) -> None:
         if self.dialog_round < 0 or self.history_max_tokens < 0:

@@ -40,6 +40,7 @@ class EntryPoint(enum.StrEnum):
     DEBUGGER = "debugger"
     API = "api"
     MCP = "mcp"
+    OPENAI = "openai"  # /v1/chat/completions
 
 
 class AgentConflict(DomainError):

@@ -36,10 +36,27 @@ _TERMINAL = frozenset(
 )
 
 
+class FinishReason(enum.StrEnum):
+    """Why a completed turn's answer ended, as its `agent_end` event says (Chat Completions' words)."""
+
+    STOP = "stop"  # the model finished its answer
+    LENGTH = "length"  # the model's last call stopped at its token limit: the answer is cut
+    CONTENT_FILTER = "content_filter"  # the output review replaced the answer with its preset one
+
+    @classmethod
+    def of_turn(cls, *, review_replaced: bool, last_call: str | None) -> FinishReason:
+        """From the output review's verdict and why the turn's last model call ended (None: no
+        call, as when the input review answered, or a model that did not say)."""
+        if review_replaced:
+            return cls.CONTENT_FILTER
+        return cls.LENGTH if last_call == cls.LENGTH.value else cls.STOP
+
+
 @dataclass(frozen=True, slots=True)
 class AgentThought:
     """One event of a turn. Deltas of one answer share `id`. A terminal event carries
-    `conversation_title`, the conversation's title, when it has one by then ("" otherwise)."""
+    `conversation_title`, the conversation's title, when it has one by then ("" otherwise).
+    `finish_reason` (a `FinishReason` value) is the `agent_end` event's alone: "" on every other."""
 
     id: ThoughtId
     task_id: TaskId
@@ -59,10 +76,13 @@ class AgentThought:
     tokens_estimated: bool = False  # some tokens counted locally (see `Usage.estimated`)
     latency: float = 0.0
     conversation_title: str = ""
+    finish_reason: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.event, ThoughtEvent):
             raise DomainError(f"unknown thought event: {self.event!r}")
+        if self.finish_reason and self.event is not ThoughtEvent.AGENT_END:
+            raise DomainError(f"only agent_end carries a finish reason, not {self.event.value}")
         if min(self.message_token_count, self.answer_token_count, self.total_token_count) < 0:
             raise DomainError("token counts cannot be negative")
         if self.total_price < 0 or self.latency < 0:

@@ -38,6 +38,15 @@ class UserScope(enum.StrEnum):
     AGENT = "agent"
 
 
+class RecallScope(enum.StrEnum):
+    """Whose recall a conversation's items reach: the account's agents that share user memory, its
+    own agent's only (`UserScope.AGENT`), or nobody's (`user_memory` off)."""
+
+    ACCOUNT = "account"
+    AGENT = "agent"
+    NONE = "none"
+
+
 class RecallKind(enum.StrEnum):
     ARCHIVE = "archive"
     SUMMARY = "summary"
@@ -106,6 +115,13 @@ def holder_for(owner: OwnerId, end_user: EndUserId, agent_id: AppId, config: Age
     if not config.user_memory:
         return None
     return FactHolder(owner, end_user, agent_id if config.user_scope is UserScope.AGENT else None)
+
+
+def recall_scope_of(config: AgentConfig) -> RecallScope:
+    """Whose recall across conversations a conversation of this agent feeds."""
+    if not config.user_memory:
+        return RecallScope.NONE
+    return RecallScope.AGENT if config.user_scope is UserScope.AGENT else RecallScope.ACCOUNT
 
 
 def holder_of(message: Message, config: AgentConfig) -> FactHolder | None:

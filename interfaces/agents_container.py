@@ -10,6 +10,7 @@ from application.agents.change_agent import ChangeAgent
 from application.agents.check_config import ConfigCheck
 from application.agents.create_agent import CreateAgent
 from application.agents.ensure_default_agent import EnsureDefaultAgent
+from application.agents.list_models import ListModels
 from application.agents.manage_versions import ActivateVersion, RestoreVersion
 from application.agents.publish_agent import PublishAgent
 from application.agents.read_agents import DiffVersions, GetAgent, GetVersion, ListAgents, ListVersions
@@ -45,6 +46,7 @@ class AgentsContainer(containers.DeclarativeContainer):
 
     create_agent = providers.Singleton(CreateAgent, store=fresh, clock=clock, ids=ids)
     list_agents = providers.Singleton(ListAgents, store=store)
+    list_models = providers.Singleton(ListModels, store=store)
     get_agent = providers.Singleton(GetAgent, store=store)
     change_agent = providers.Singleton(ChangeAgent, store=fresh, clock=clock)
     save_draft = providers.Singleton(SaveDraft, store=fresh, clock=clock)

@@ -23,6 +23,7 @@ from interfaces.http import (
     memory,
     messages,
     models,
+    openai_api,
     tasks,
     user_memory,
 )
@@ -84,14 +85,17 @@ def create_app(settings: Settings | None = None, container: Container | None = N
     app = FastAPI(title="memagent", version="0.1.0", lifespan=lifespan)
     app.state.container = container
     for module in (chat, tasks, history, datasets, memory, health, agents, models, follow_ups, agent_keys,
-                   agent_parameters, agent_stats, conversations, messages, user_memory):
+                   agent_parameters, agent_stats, conversations, messages, user_memory, openai_api):
         app.include_router(module.router)
     if mcp is not None:
         app.mount("/mcp", mcp_http_app(mcp, container, loopback_only=not settings.auth.require_keys))
     install_error_handlers(app)
     install_openapi(app, keys_required=settings.auth.require_keys)
     # Outermost first: the key, then the body's size, are checked before anything reads the body.
-    limits = BodyLimits(settings.server.max_body_bytes, datasets.upload_bound(settings.knowledge.max_document_bytes))
+    limits = BodyLimits(
+        settings.server.max_body_bytes, datasets.upload_bound(settings.knowledge.max_document_bytes),
+        completions=settings.server.max_completion_body_bytes,
+    )
     app.add_middleware(BodyLimit, limits=limits)
     app.add_middleware(KeyGate, authenticate=container.authenticate)
     return app

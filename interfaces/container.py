@@ -17,6 +17,7 @@ from application.accounts.revoke_agent_key import RevokeAgentKey
 from application.accounts.revoke_api_key import RevokeApiKey
 from application.agents.cached_agent_store import CachedAgentStore
 from application.chat_turn.agent_loop import AgentLoop
+from application.chat_turn.complete_chat import CompleteChat
 from application.chat_turn.launch_turn import LaunchTurn
 from application.chat_turn.regenerate_answer import RegenerateAnswer
 from application.chat_turn.run_chat_turn import RunChatTurn, TurnLimits
@@ -34,6 +35,7 @@ from application.knowledge.describe_dataset import DescribeDataset
 from application.knowledge.documents import DocumentLimits
 from application.knowledge.retrieval import Retrieval
 from application.tasks.follow_task import FollowTask, FollowTimes
+from application.tasks.stop_message import StopMessage
 from application.tasks.stop_task import StopTask
 from application.tasks.sweep_stale_turns import SweepStaleTurns, SweepTimes
 from domain.tools import RetryPolicy
@@ -210,6 +212,8 @@ class Container(containers.DeclarativeContainer):
         ),
     )
     stop_task = providers.Singleton(StopTask, tasks=task_control, store=message_store)
+    stop_message = providers.Singleton(StopMessage, store=message_store, stop=stop_task)
+    complete_chat = providers.Singleton(CompleteChat, models=agents.list_models, store=message_store, start=start_turn)
     read_history = providers.Singleton(ReadHistory, store=message_store)
     regenerate_answer = providers.Singleton(RegenerateAnswer, store=message_store, start=start_turn)
     conversations = providers.Container(

@@ -9,15 +9,20 @@ Two transports, one set of tools:
   mode: no key is the local owner); a request with a bad key, or none when keys are required, gets
   the API's 401 JSON before any MCP processing.
 
-Owner rules are the HTTP API's: another owner's conversation is "not found". A use case's
-failure comes back as an MCP tool error (`is_error`) carrying its code and plain message.
+`get_memory` and `search_memory` read one conversation (`conversation_id`), or an end user's memory
+across their conversations (`user`; omitted: the account itself, whose conversations `chat` makes):
+the facts the account's agents share, shaped as the user memory API shapes them (docs/ARCHITECTURE.md §5).
+
+Owner rules are the HTTP API's: another owner's conversation, or another end user's than the `user`
+named, is "not found". A use case's failure or a bad `user` comes back as an MCP tool error
+(`is_error`) carrying its code and plain message.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -26,11 +31,16 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from application.chat_turn.aggregate_turn import aggregate
 from application.chat_turn.turn import ChatRequest
-from application.errors import ApplicationError
+from application.errors import ApplicationError, InvalidInput, NotFound
+from application.memory.user_memory import MAX_LIMIT
 from domain.agents import EntryPoint
-from domain.ids import AppId, ConversationId, OwnerId
+from domain.errors import DomainError
+from domain.ids import AppId, ConversationId, EndUserId, OwnerId
+from domain.user_memory import FactHolder
+from domain.viewers import ACCOUNT_ITSELF, Viewer, check_end_user
 from interfaces.http.errors import policy_response
 from interfaces.http.schemas import turn_result_data
+from interfaces.http.user_memory import hit_data, memory_data
 from interfaces.lifecycle import start_backends, stop_backends
 
 if TYPE_CHECKING:
@@ -45,17 +55,14 @@ OwnerOf = Callable[[Mapping[str, str] | None], Awaitable[OwnerId]]
 INSTRUCTIONS = (
     "memagent runs chat turns for memory-powered agents. `chat` sends a message (in a new conversation, "
     "or in `conversation_id`) and returns the answer with the turn's steps; `get_memory` shows what the "
-    "agent remembers of a conversation; `search_memory` finds its earlier turns about a subject."
+    "agent remembers of a conversation, or of an end user (`user`) across their conversations, facts "
+    "included; `search_memory` finds what was said about a subject, in one conversation or across them."
 )
 
 
 def _turn_data(message: Message) -> dict[str, Any]:
-    return {
-        "message_id": message.id,
-        "query": message.query,
-        "answer": message.answer,
-        "created_at": message.created_at.isoformat(),
-    }
+    return {"message_id": message.id, "query": message.query, "answer": message.answer,
+            "created_at": message.created_at.isoformat()}
 
 
 def build_mcp_server(container: Container, owner_of: OwnerOf) -> MCPServer:
@@ -63,10 +70,8 @@ def build_mcp_server(container: Container, owner_of: OwnerOf) -> MCPServer:
     server = MCPServer("memagent", instructions=INSTRUCTIONS, version="0.1.0", log_level="WARNING")
 
     async def owner(ctx: Context) -> OwnerId:
-        try:
+        with _tool_errors():
             return await owner_of(_headers(ctx))
-        except ApplicationError as failure:
-            raise ToolError(f"{failure.code}: {failure.message}") from None
 
     @server.tool()
     async def chat(
@@ -84,11 +89,9 @@ def build_mcp_server(container: Container, owner_of: OwnerOf) -> MCPServer:
             owner=who, query=query, conversation_id=ConversationId(conversation_id) if conversation_id else None,
             agent_id=AppId(agent_id) if agent_id else None, entry=EntryPoint.MCP,
         )
-        try:
+        with _tool_errors():
             handle = await container.start_turn()(request)
             result = await aggregate(container.follow_task()(handle.task_id))
-        except ApplicationError as failure:
-            raise ToolError(f"{failure.code}: {failure.message}") from None
         return turn_result_data(handle, result) | {
             "steps": [
                 {"event": t.event.value, "tool": t.tool, "tool_input": dict(t.tool_input),
@@ -98,46 +101,103 @@ def build_mcp_server(container: Container, owner_of: OwnerOf) -> MCPServer:
         }
 
     @server.tool()
-    async def get_memory(ctx: Context, conversation_id: str) -> dict[str, Any]:
-        """What the agent remembers of a conversation: its rolling summary and its recent turns.
+    async def get_memory(ctx: Context, conversation_id: str | None = None, user: str | None = None) -> dict[str, Any]:
+        """What the agent remembers: of one conversation, or of an end user across their conversations.
+
+        With `conversation_id`: the conversation's rolling summary, recent turns, entities and archive, and
+        under `user_memory` its end user's facts. Without it: the end user's facts (each with its history and
+        the conversation and message it was learnt from) and their conversations that have memory.
 
         Args:
-            conversation_id: The conversation, as `chat` returned it.
+            conversation_id: The conversation, as `chat` returned it; omit to read the end user's memory.
+            user: The end user, as your front end names them (1 to 256 characters); omit for the account
+                itself, whose conversations `chat` makes. With `conversation_id`, it must be the conversation's.
         """
-        who = await owner(ctx)
-        try:
-            recalled = await container.memory.queries().recall(who, ConversationId(conversation_id))
-            extra = await _richer_memory(container, who, ConversationId(conversation_id))
-        except ApplicationError as failure:
-            raise ToolError(f"{failure.code}: {failure.message}") from None
-        return {
-            "conversation_id": recalled.conversation.id,
-            "summary": recalled.conversation.summary,
-            "short_term": [_turn_data(m) for m in recalled.window],
-            **extra,
-        }
+        who, named = await owner(ctx), _named_user(user)
+        with _tool_errors():
+            if conversation_id is None:
+                return memory_data(await container.memory.user_memory().read(FactHolder(who, named or ACCOUNT_ITSELF)))
+            return await _conversation_memory(container, Viewer(who, named), ConversationId(conversation_id))
 
     @server.tool()
-    async def search_memory(ctx: Context, conversation_id: str, query: str, top_k: int = 5) -> dict[str, Any]:
-        """Find a conversation's earlier turns about a subject, most relevant first.
+    async def search_memory(
+        ctx: Context, query: str, conversation_id: str | None = None, user: str | None = None, top_k: int = 5
+    ) -> dict[str, Any]:
+        """Find what was said about a subject, most relevant first.
+
+        With `conversation_id`: that conversation's earlier turns. Without it: the end user's past turns,
+        archive entries and conversation summaries across their conversations, each citing its
+        `conversation_id` and `source_message_ids`.
 
         Args:
-            conversation_id: The conversation, as `chat` returned it.
             query: What to look for.
-            top_k: How many turns to return (1 to 50).
+            conversation_id: Only this conversation, as `chat` returned it; omit to search all the end user's.
+            user: The end user, as your front end names them (1 to 256 characters); omit for the account
+                itself, whose conversations `chat` makes. With `conversation_id`, it must be the conversation's.
+            top_k: How many results to return (1 to 50).
         """
-        who = await owner(ctx)
-        try:
-            hits = await container.memory.queries().search(who, ConversationId(conversation_id), query, top_k)
-        except ApplicationError as failure:
-            raise ToolError(f"{failure.code}: {failure.message}") from None
-        return {
-            "conversation_id": conversation_id,
-            "query": query,
-            "results": [{**_turn_data(h.message), "score": round(h.score, 4)} for h in hits],
-        }
+        who, named = await owner(ctx), _named_user(user)
+        with _tool_errors():
+            if conversation_id is None:
+                return await _user_search(container, FactHolder(who, named or ACCOUNT_ITSELF), query, top_k)
+            return await _conversation_search(container, Viewer(who, named), ConversationId(conversation_id),
+                                              query, top_k)
 
     return server
+
+
+def _named_user(user: str | None) -> EndUserId | None:
+    """A tool's `user`, checked as the HTTP API checks it (never empty); None when omitted."""
+    if user is None:
+        return None
+    try:
+        return check_end_user(user)
+    except DomainError as bad:
+        raise ToolError(f"{InvalidInput.code}: {bad}.") from None
+
+
+@contextlib.contextmanager
+def _tool_errors() -> Iterator[None]:
+    """A use case's failure as an MCP tool error: its code and plain message."""
+    try:
+        yield
+    except ApplicationError as failure:
+        raise ToolError(f"{failure.code}: {failure.message}") from None
+
+
+async def _conversation_memory(container: Container, viewer: Viewer, conversation_id: ConversationId) -> dict[str, Any]:
+    """The conversation's summary and recent turns, its long-term memory and its end user's facts."""
+    recalled = await container.memory.queries().recall(viewer.owner, conversation_id)
+    conversation = recalled.conversation
+    if not viewer.sees(conversation):  # another end user's than the `user` named
+        raise NotFound(f"Conversation {conversation_id!r} was not found.")
+    holder = FactHolder(viewer.owner, conversation.end_user)  # the facts the account's agents share
+    return {
+        "conversation_id": conversation.id,
+        "summary": conversation.summary,
+        "short_term": [_turn_data(m) for m in recalled.window],
+        **await _richer_memory(container, viewer.owner, conversation_id),
+        # Read from the SQL record, as the conversation was: not a bonus like the cached tiers.
+        "user_memory": memory_data(await container.memory.user_memory().read(holder)),
+    }
+
+
+async def _conversation_search(
+    container: Container, viewer: Viewer, conversation_id: ConversationId, query: str, top_k: int
+) -> dict[str, Any]:
+    if viewer.end_user is not None:  # the conversation must be the named end user's
+        await container.conversations.read_conversation()(conversation_id, viewer)
+    hits = await container.memory.queries().search(viewer.owner, conversation_id, query, top_k)
+    return {"conversation_id": conversation_id, "query": query,
+            "results": [{**_turn_data(h.message), "score": round(h.score, 4)} for h in hits]}
+
+
+async def _user_search(container: Container, holder: FactHolder, query: str, top_k: int) -> dict[str, Any]:
+    """Across the end user's conversations: past turns, archive entries and summaries, with their sources."""
+    if not 1 <= top_k <= MAX_LIMIT:  # the use case's own message says `limit`
+        raise InvalidInput(f"top_k must be within 1..{MAX_LIMIT}.")
+    hits = await container.memory.user_memory().search(holder, query, top_k)
+    return {"user": holder.end_user, "query": query, "results": [hit_data(h) for h in hits]}
 
 
 async def _richer_memory(container: Container, owner: OwnerId, conversation_id: ConversationId) -> dict[str, Any]:

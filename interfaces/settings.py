@@ -290,6 +290,10 @@ class ServerSettings(BaseModel):
         256 * 1024, ge=1024,
         description="bytes a JSON request body may have (document uploads: from knowledge.max_document_bytes)",
     )
+    max_completion_body_bytes: int = Field(
+        8 * 1024 * 1024, ge=1024,
+        description="bytes of a /v1/chat/completions body: OpenAI clients resend the whole history each turn",
+    )
 
 
 class AuthSettings(BaseModel):

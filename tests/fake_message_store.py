@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from application.errors import Conflict, NotFound, StoreUnavailable
 from application.ports.message_store import ConversationListing, MessageStore
+from domain.chat_completions import fingerprint_of
 from domain.conversation import Conversation, Message, MessageAgentThought, MessageStatus
 
 if TYPE_CHECKING:
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from application.ports.message_store import ConversationFilter
-    from domain.ids import ConversationId, MessageId, OwnerId
+    from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId
 
 
 class FakeMessageStore(MessageStore):
@@ -165,3 +166,16 @@ class FakeMessageStore(MessageStore):
     def _of(self, conversation_id: ConversationId) -> list[Message]:
         return sorted((m for m in self.messages.values() if m.conversation_id == conversation_id),
                       key=lambda m: m.created_at)
+
+    async def conversation_with_history(
+        self, owner: OwnerId, end_user: EndUserId, agent_id: AppId, fingerprint: str
+    ) -> ConversationId | None:
+        def history(conversation_id: ConversationId) -> tuple[tuple[str, str], ...]:
+            turns = [m for m in self.messages.values() if m.conversation_id == conversation_id and m.is_history]
+            return tuple((m.query, m.answer) for m in turns)
+
+        found = [c for c in self.conversations.values()
+                 if (c.owner, c.end_user, c.app_id) == (owner, end_user, agent_id) and c.deleted_at is None
+                 and not c.is_debug and fingerprint_of(history(c.id)) == fingerprint]
+        found.sort(key=lambda c: (c.last_active_at or c.created_at), reverse=True)
+        return found[0].id if found else None

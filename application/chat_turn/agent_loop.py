@@ -49,6 +49,7 @@ class LoopState:
     refused: bool = False  # the input review answered: the exchange stays out of memory
     answer_id: ThoughtId | None = None  # the id the answer's deltas share, once one is sent
     first_token_latency: float | None = None  # seconds into the turn when the answer's first text went out
+    finish_reason: str | None = None  # why the last completed model call ended, as it said (None: none said)
 
     def answer_sent(self, at: float) -> None:
         if self.first_token_latency is None:
@@ -136,6 +137,7 @@ class AgentLoop:
         sent = 0  # characters of the text already out
         calls: list[ToolCall] = []
         usage: Usage | None = None
+        finish: str | None = None
         try:
             async with aclosing(self._model.stream(messages, offered, params)) as stream:
                 async for chunk in stream:
@@ -145,12 +147,13 @@ class AgentLoop:
                         so_far = "".join(parts)
                         sent = await self._send(thought_id, so_far, sent, shown_so_far(so_far, release, bool(calls)))
                     usage = chunk.usage or usage
+                    finish = chunk.finish_reason or finish
         except BaseException:  # a stop, a timeout or a failure mid-stream: what was spent still counts
             self.state.usage = self.state.usage + (usage or self._estimate(prompt, "".join(parts)))
             raise
         text = "".join(parts)
         usage = usage or self._estimate(prompt, text)
-        self.state.usage = self.state.usage + usage
+        self.state.usage, self.state.finish_reason = self.state.usage + usage, finish
         return StepReply(thought_id, text, calls, usage, prompt, self._events.elapsed - started, sent)
 
     async def _send(self, thought_id: ThoughtId, text: str, sent: int, upto: int) -> int:

@@ -23,6 +23,7 @@ class TurnResult:
     total_price: float = 0.0
     latency: float = 0.0
     conversation_title: str = ""  # the terminal event's: "" while the conversation has none
+    finish_reason: str = ""  # agent_end's ("stop", "length", "content_filter"); "" for a turn that ended otherwise
     thoughts: list[AgentThought] = field(default_factory=list)
 
 
@@ -42,6 +43,7 @@ async def aggregate(stream: AsyncIterator[LoggedEvent | None]) -> TurnResult:
             result.total_token_count, result.total_price = thought.total_token_count, thought.total_price
             result.latency = thought.latency
             result.conversation_title = thought.conversation_title
+            result.finish_reason = thought.finish_reason
             # agent_end carries the final answer, which output review may have replaced
             streamed = "".join(deltas.get(last_id, []))
             result.answer = thought.answer if thought.event is ThoughtEvent.AGENT_END else streamed

@@ -13,7 +13,7 @@ from application.errors import ApplicationError, StoreUnavailable
 from domain.agent import choose_mode
 from domain.conversation import MessageStatus, TurnOutcome
 from domain.prompt import assemble_prompt
-from domain.thoughts import ThoughtEvent
+from domain.thoughts import FinishReason, ThoughtEvent
 from domain.tools import RetryPolicy
 
 if TYPE_CHECKING:
@@ -118,10 +118,10 @@ class RunChatTurn:
 
     async def _publish_end(
         self, turn: Turn, events: TurnEvents, end: ThoughtEvent, answer: str, error: str, state: LoopState,
-        title: str,
+        title: str, finish_reason: str,
     ) -> None:
-        """The terminal event (with the conversation's title when it has one), then the log's
-        retention; each failure is logged, never raised."""
+        """The terminal event (with the conversation's title when it has one, and `agent_end` with
+        its finish reason), then the log's retention; each failure is logged, never raised."""
         task_id = turn.message.task_id
         lost = events.take_failure()  # the turn was cancelled before it could raise this one
         if lost is not None:
@@ -130,7 +130,10 @@ class RunChatTurn:
             if end is not ThoughtEvent.AGENT_END and state.answer_id is not None:
                 # The answer was cut: its closing delta still carries what the turn consumed.
                 await events.publish(ThoughtEvent.AGENT_MESSAGE, state.answer_id, usage=state.usage)
-            await events.publish(end, answer=answer, observation=error, usage=state.usage, conversation_title=title)
+            await events.publish(
+                end, answer=answer, observation=error, usage=state.usage, conversation_title=title,
+                finish_reason=finish_reason,
+            )
             await events.flush()
         except ApplicationError as failure:
             log.error("turn %s: could not publish its end: %s", task_id, failure.message)
@@ -140,7 +143,8 @@ class RunChatTurn:
         self, turn: Turn, events: TurnEvents, state: LoopState, status: MessageStatus, error: str
     ) -> None:
         answer = state.answer
-        if status is MessageStatus.NORMAL and turn.config.output_review.hit(answer):
+        replaced = status is MessageStatus.NORMAL and bool(turn.config.output_review.hit(answer))
+        if replaced:
             answer = turn.config.output_review.preset_response
         outcome = TurnOutcome(
             answer, status, state.usage, round(events.elapsed, 6), state.prompt, error, state.first_token_latency
@@ -160,6 +164,15 @@ class RunChatTurn:
                               f"turn {turn.message.task_id}: the memory window update")
             # Inline entity extraction when configured; the title and follow-up questions started.
             title = await self._after.before_end(turn, finished)
-        await self._publish_end(turn, events, _TERMINAL[status], answer, error, state, title)
+        end = _TERMINAL[status]
+        await self._publish_end(turn, events, end, answer, error, state, title, _finish_reason(end, replaced, state))
         if remembered:
             self._after.after_end(turn.config, finished)  # memory upkeep, off the request path (§3 step 7)
+
+
+def _finish_reason(end: ThoughtEvent, replaced: bool, state: LoopState) -> str:
+    """The `agent_end` event's finish reason (the output review's replacement first, then why the
+    last model call ended); "" for every other terminal event."""
+    if end is not ThoughtEvent.AGENT_END:
+        return ""
+    return FinishReason.of_turn(review_replaced=replaced, last_call=state.finish_reason).value

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from application.chat_turn.turn import ChatRequest, Turn, TurnHandle
@@ -70,7 +70,12 @@ class StartChatTurn:
         conversation = await self._store.open_turn(message, new)
         if conversation is None:
             raise NotFound(f"Conversation {request.conversation_id!r} was not found.")
-        turn = Turn(resolved.config, conversation, message, request.replaces)
+        config = resolved.config.for_call(request.model_params, request.system)
+        if request.entry is EntryPoint.OPENAI:
+            # An OpenAI client keeps what streamed as the answer and resends it: only the answer may
+            # stream, or its history would never match the stored turns (domain.chat_completions).
+            config = replace(config, stream_thoughts=False)
+        turn = Turn(config, conversation, message, request.replaces)
         try:
             await self._launch(turn)
         except ApplicationError as failure:

@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-from domain.agent import AgentConfig
+from domain.agent import AgentConfig, ModelParams
 from domain.agents import EntryPoint
 from domain.conversation import Conversation, Message
 from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId, TaskId
@@ -27,6 +27,9 @@ class ChatRequest:
     key_agent: AppId | None = None
     parent_message_id: MessageId | None = None
     replaces: tuple[MessageId, ...] = ()  # the siblings a regeneration answers again, kept out of its window
+    # One request's own sampling settings and system text (/v1): they change this turn's config only.
+    model_params: ModelParams | None = None
+    system: str = ""
 
     @property
     def viewer(self) -> Viewer:

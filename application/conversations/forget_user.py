@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from application.errors import NotFound
 from application.ports.message_store import ConversationFilter, ListPosition
+from domain.user_memory import ForgetCounts
 from domain.viewers import Viewer
 
 if TYPE_CHECKING:
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
     from application.ports.message_store import MessageStore
     from domain.conversation import Conversation
     from domain.ids import EndUserId, OwnerId
-    from domain.user_memory import ForgetCounts
 
 PAGE = 200
 EXPIRE_AT_ONCE = 0.001  # seconds: an event log's retention, so that it is gone now
@@ -51,8 +51,10 @@ class ForgetUser:
     async def __call__(self, owner: OwnerId, end_user: EndUserId, *, conversations: bool = False) -> ForgetCounts:
         theirs = await self._conversations(owner, end_user)
         counts = await self._forgetting.forget_user(owner, end_user)
+        # Each erase waits for the conversation's running upkeep and keeps later ones from applying
+        # what came before; what such an upkeep wrote meanwhile goes with a second sweep.
         windows = sum([await self._memory.erase(conversation.id) for conversation in theirs])
-        counts = replace(counts, windows=windows)
+        counts = _added(counts, await self._forgetting.forget_user(owner, end_user), windows=windows)
         if not conversations:
             return counts
         viewer = Viewer(owner, end_user)
@@ -76,3 +78,13 @@ class ForgetUser:
                 return found
             last = page[-1].conversation
             query = replace(query, after=ListPosition(last.last_active_at or last.created_at, last.id))
+
+
+def _added(first: ForgetCounts, second: ForgetCounts, *, windows: int) -> ForgetCounts:
+    return ForgetCounts(
+        facts=first.facts + second.facts,
+        conversation_entities=first.conversation_entities + second.conversation_entities,
+        archive_entries=first.archive_entries + second.archive_entries,
+        summaries=first.summaries + second.summaries,
+        windows=windows,
+    )

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from domain.user_memory import RecallScope, recall_scope_of
+
 if TYPE_CHECKING:
     from application.ports.embedder import Embedder
     from application.ports.memory_record import RecallIndex
     from application.ports.message_store import MessageStore
+    from domain.agent import AgentConfig
     from domain.conversation import Message
 
 
@@ -23,12 +26,16 @@ class IndexMemory:
         self._index = index
         self._embedder = embedder
 
-    async def __call__(self, finished: Message) -> int:
-        """Index the conversation's summary and embed what has no vector; how many were embedded."""
+    async def __call__(self, finished: Message, config: AgentConfig) -> int:
+        """Index the conversation's summary, share its items as the agent's config says, and embed
+        what has no vector; how many were embedded."""
         conversation = await self._store.get_conversation(finished.conversation_id, finished.owner)
         if conversation is None:  # deleted meanwhile
             return 0
         await self._index.index_summary(conversation, [finished.id])
+        # A debugger conversation is the builder's own, never recalled in the published agent's.
+        scope = RecallScope.NONE if conversation.is_debug else recall_scope_of(config)
+        await self._index.share(conversation.id, scope)
         items = await self._index.unembedded(conversation.id, self._embedder.name)
         if not items:
             return 0

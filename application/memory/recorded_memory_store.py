@@ -5,8 +5,11 @@ in front of it (docs/ARCHITECTURE.md §5).
 - Archive entries are read from the record. Folding is the cache's compare-and-set (it decides
   which worker folds a batch); the entry is then kept in the record. An entry the record missed
   (the database failed just then) is still in the cache's archive and is kept at the next read.
-- Entities are merged in the record, then the cache is warmed with the record's sheet. Reads
+- Entities are merged in the record, then the cache is warmed with the record's sheet (and the
+  record read again, so that a slower reader's older sheet is not what the cache keeps). Reads
   come from the cache; an empty or unreachable cache is read from the record (and warmed).
+- Forgetting drops the cache, the record, then the cache again, so no read meanwhile brings back
+  what was forgotten.
 - Upkeep state and the upkeep lock are the cache's.
 
 So a restart of the embedded default, a Redis flush or a Redis outage loses no tier.
@@ -21,6 +24,7 @@ from application.best_effort import best_effort
 from application.errors import ApplicationError
 from application.ports.memory_record import ArchiveRecord, MemoryForgetting
 from application.ports.memory_store import EntityCache, EntityMemory, MemoryStore, UpkeepLedger
+from domain.memory_entities import EntitySheet
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -28,11 +32,12 @@ if TYPE_CHECKING:
 
     from domain.ids import ConversationId
     from domain.memory_archive import ArchiveEntry
-    from domain.memory_entities import Entity, EntitySheet
+    from domain.memory_entities import Entity
     from domain.memory_summary import UpkeepState
     from domain.messages import Msg
 
 log = logging.getLogger(__name__)
+WARM_ROUNDS = 3  # caching a conversation's entities, then checking the record still reads the same
 
 
 class MemoryCache(MemoryStore, EntityMemory, EntityCache, UpkeepLedger, Protocol):
@@ -85,6 +90,10 @@ class RecordedMemoryStore(MemoryStore, EntityMemory, UpkeepLedger):
         return True
 
     async def forget(self, conversation_id: ConversationId) -> None:
+        """The cache, the record, then the cache again. A read in between brings nothing back: once
+        the cache's archive is gone, no entry only it held is kept in the record again; entities a
+        read warmed from the record meanwhile go with the second forget of the cache."""
+        await self._cache.forget(conversation_id)
         await self._record.forget_conversation(conversation_id)
         await self._cache.forget(conversation_id)
 
@@ -113,8 +122,22 @@ class RecordedMemoryStore(MemoryStore, EntityMemory, UpkeepLedger):
         return removed
 
     async def _warm(self, conversation_id: ConversationId, sheet: EntitySheet) -> None:
-        await best_effort(self._cache.warm_entities(conversation_id, sheet), None,
-                          f"caching the entities of {conversation_id}")
+        """Cache the record's sheet, then read the record again. Whoever read it before another's
+        merge may cache that older sheet after the other's newer one; so warm again until the record
+        still reads as cached: the last warm then holds every merge committed before it. Should the
+        record keep changing, the cached copy is dropped, and the next read takes the record's."""
+        for _ in range(WARM_ROUNDS):
+            _, failed = await best_effort(self._cache.warm_entities(conversation_id, sheet), None,
+                                          f"caching the entities of {conversation_id}")
+            if failed is not None:
+                return
+            again, failed = await best_effort(self._record.entity_sheet(conversation_id), sheet,
+                                              f"checking the cached entities of {conversation_id}")
+            if failed is not None or again == sheet:
+                return
+            sheet = again
+        await best_effort(self._cache.warm_entities(conversation_id, EntitySheet()), None,
+                          f"dropping the cached entities of {conversation_id}")
 
     # --- upkeep: the cache's ---
 

@@ -105,4 +105,5 @@ class MemoryUpkeep:
         fold = self._fold(config, conversation_id)
         await best_effort(fold, [], f"{_UPKEEP} (archive compaction) of {conversation_id}", retried=True)
         if self._index is not None:
-            await best_effort(self._index(turns[-1]), 0, f"{_UPKEEP} (recall index) of {conversation_id}", retried=True)
+            index = self._index(turns[-1], config)
+            await best_effort(index, 0, f"{_UPKEEP} (recall index) of {conversation_id}", retried=True)

@@ -106,7 +106,7 @@ class UserMemory:
         turns = await self._index.recent_turns(holder, SEARCHED_TURNS)
         vectors = await self._embedder.embed([query, *(f"{t.query}\n{t.answer}" for t in turns)])
         wanted, *texts = vectors
-        items = await self._index.similar(holder, self._embedder.name, wanted, limit)
+        items = await self._index.similar(holder, self._embedder.name, wanted, limit, for_recall=False)
         hits = [SearchHit(s.item.kind.value, s.item.id, s.item.conversation_id, s.item.text,
                           s.item.source_message_ids, s.score) for s in items]
         for turn, vector in zip(turns, texts, strict=True):

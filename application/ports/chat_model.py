@@ -12,12 +12,16 @@ class ModelChunk:
     """A piece of a model's streamed reply.
 
     `text` is a delta; `tool_calls` are complete calls, sent once assembled;
-    `usage` comes once, at the end, with tokens and price of the call.
+    `usage` comes once, at the end, with tokens and price of the call. `finish_reason` says why
+    the call ended, in the words of Chat Completions ("stop", "length", "tool_calls",
+    "content_filter"…); it comes once, on the call's last chunk (None on every other, and on
+    the last too when the model did not say).
     """
 
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     usage: Usage | None = None
+    finish_reason: str | None = None
 
 
 class ChatModel(Protocol):

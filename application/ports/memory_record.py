@@ -19,7 +19,7 @@ from domain.conversation import Conversation, Message
 from domain.ids import ConversationId, EndUserId, MessageId, OwnerId
 from domain.memory_archive import ArchiveEntry
 from domain.memory_entities import Entity, EntitySheet
-from domain.user_memory import FactHolder, ForgetCounts, RecallItem, ScoredItem
+from domain.user_memory import FactHolder, ForgetCounts, RecallItem, RecallScope, ScoredItem
 
 
 class ArchiveRecord(Protocol):
@@ -55,6 +55,10 @@ class RecallIndex(Protocol):
         holds); none when it is empty. An unchanged summary is left as it is, vector and all."""
         ...
 
+    async def share(self, conversation_id: ConversationId, scope: RecallScope) -> None:
+        """Whose recall the conversation's items reach from now on (its agent's config decides)."""
+        ...
+
     async def unembedded(self, conversation_id: ConversationId, model: str) -> list[RecallItem]:
         """The conversation's items with no vector of `model` yet."""
         ...
@@ -70,10 +74,14 @@ class RecallIndex(Protocol):
         query: Sequence[float],
         top_k: int,
         exclude: ConversationId | None = None,
+        *,
+        for_recall: bool = True,
     ) -> list[ScoredItem]:
         """The `top_k` items of the holder's conversations (one agent's, when the holder names it)
         most similar to `query` by cosine, best first; deleted and debugger conversations and
-        `exclude` left out."""
+        `exclude` left out. `for_recall`: only items shared with the holder (`RecallScope`: the
+        account's when it names no agent, else that agent's own); else (a search of the memory
+        API) any of them."""
         ...
 
 

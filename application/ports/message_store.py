@@ -4,7 +4,7 @@ from datetime import datetime
 from typing import Protocol
 
 from domain.conversation import Conversation, Message, MessageAgentThought
-from domain.ids import AppId, ConversationId, MessageId, OwnerId
+from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId
 from domain.viewers import Viewer
 
 
@@ -118,4 +118,12 @@ class MessageStore(Protocol):
 
     async def save_follow_ups(self, message_id: MessageId, questions: Sequence[str]) -> None:
         """Cache the follow-up questions made for a message."""
+        ...
+
+    async def conversation_with_history(
+        self, owner: OwnerId, end_user: EndUserId, agent_id: AppId, fingerprint: str
+    ) -> ConversationId | None:
+        """The end user's newest live (not debugger) conversation of the agent whose completed turns,
+        oldest first, have this fingerprint (`domain.chat_completions`); the store keeps each
+        conversation's fingerprint as its turns complete (a regeneration's makes it again)."""
         ...

@@ -8,7 +8,7 @@ from typing import Any
 
 from domain.ids import ConversationId, MessageId
 from domain.memory_archive import ArchiveEntry
-from domain.memory_entities import Entity
+from domain.memory_entities import Entity, EntityScope, EntitySource
 from domain.memory_summary import UpkeepState
 
 
@@ -48,6 +48,10 @@ def entity_to_dict(entity: Entity) -> dict[str, Any]:
         "source_message_id": entity.source_message_id,
         "updated_at": entity.updated_at.isoformat(),
         "superseded_at": entity.superseded_at.isoformat() if entity.superseded_at else None,
+        "scope": entity.scope.value,
+        "source": entity.source.value,
+        "explicit": entity.explicit,
+        "source_conversation_id": entity.source_conversation_id,
     }
 
 
@@ -64,6 +68,12 @@ def entity_from_json(raw: str | bytes) -> Entity:
         source_message_id=MessageId(str(data.get("source_message_id") or "")),
         updated_at=datetime.fromisoformat(str(data["updated_at"])),
         superseded_at=_time(data.get("superseded_at")),
+        # Entries written before these fields existed read as they were then: extracted, explicit.
+        scope=EntityScope(data.get("scope", EntityScope.CONVERSATION.value)),
+        source=EntitySource(data.get("source", EntitySource.EXTRACTED.value)),
+        explicit=bool(data.get("explicit", True)),
+        source_conversation_id=ConversationId(data["source_conversation_id"])
+        if data.get("source_conversation_id") else None,
     )
 
 

@@ -9,15 +9,17 @@ Keys (all under the configured prefix, e.g. ``memagent:``):
 - ``archive:{conversation_id}`` — hash: archive entry id → JSON ``{id, conversation_id, summary,
   source_message_ids, created_at}``.
 - ``entity:{conversation_id}`` — hash: entity type → JSON ``{type, value, confidence,
-  source_message_id, updated_at, superseded_at: null}``, the current values.
+  source_message_id, updated_at, superseded_at: null, scope, source, explicit,
+  source_conversation_id}``, the current values.
 - ``entity_history:{conversation_id}`` — list of the superseded values (same JSON, with
   ``superseded_at``), oldest first, at most ENTITY_HISTORY_LIMIT.
 - ``upkeep:{conversation_id}`` — JSON ``{summarized_through, forgotten_at}``.
 - ``upkeep_lock:{conversation_id}`` — the upkeep lock: a random token, expiring after the lease.
 
-Archive, entities and upkeep state do not expire: they are memory, not cache. They go with
-``DELETE /api/conversations/{id}/memory`` (`forget`); keep Redis persistent (AOF/RDB) in
-production if they must survive a Redis restart. Every read-modify-write is an optimistic
+Archive, entities and upkeep state do not expire. They are a cache of the memory record in SQL
+(`application.memory.recorded_memory_store`), which keeps the archive and every entity's whole
+history: a flushed Redis loses none of them, so it need not be persistent. They go with
+``DELETE /api/conversations/{id}/memory`` (`forget`). Every read-modify-write is an optimistic
 transaction (WATCH/MULTI/EXEC, retried on a conflict), so concurrent writers never lose or
 duplicate each other's changes. Redis failures raise `MemoryUnavailable`.
 """

@@ -6,7 +6,8 @@ building it may fail on settings, neither of which should slow or break start-up
 another provider is chosen. AgentScope retries by itself (fixed delay, `max_retries` from
 our settings unless its kwargs say otherwise), so the SDK's own retries are turned off.
 It also swallows cancellation, answering an "interrupted" response instead; the adapter
-turns that back into `CancelledError` so that stopping a turn stops it.
+turns that back into `CancelledError` so that stopping a turn stops it. Its responses carry no
+provider's finish reason, so a call that ended normally says "stop" (or "tool_calls").
 """
 
 from __future__ import annotations
@@ -107,12 +108,15 @@ class AgentScopeChatModel(ChatModel):
             for block in final.content
             if isinstance(block, am.ToolCallBlock)
         )
+        # AgentScope keeps no provider's finish reason ("completed" is all it says): a call that
+        # ended normally stopped, or stopped for its tool calls.
+        reason = "tool_calls" if calls else "stop"
+        usage = final.usage
+        if usage is None:
+            return [ModelChunk(tool_calls=calls, finish_reason=reason)]
         ending = [ModelChunk(tool_calls=calls)] if calls else []
-        if final.usage is not None:
-            ending.append(
-                ModelChunk(usage=self._config.price.usage(final.usage.input_tokens, final.usage.output_tokens))
-            )
-        return ending
+        price = self._config.price.usage(usage.input_tokens, usage.output_tokens)
+        return [*ending, ModelChunk(usage=price, finish_reason=reason)]
 
     def _agentscope_model(self) -> ChatModelBase:
         if self._model is None:

@@ -8,6 +8,7 @@ import contextlib
 import json
 import logging
 import ssl
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -81,14 +82,14 @@ async def _event_data(lines: AsyncIterator[str]) -> AsyncIterator[str]:
 
 
 class ChunkReader:
-    """Text deltas as they come; tool calls and usage once the reply is complete."""
+    """Text deltas as they come; tool calls, usage and the finish reason once the reply is complete."""
 
     def __init__(self, names: ToolNames, price: TokenPrice) -> None:
         self._names = names
         self._price = price
         self._calls = ToolCallAssembler()
         self._usage: Usage | None = None
-        self._finished = False
+        self._finish_reason: str | None = None  # the first choice's, once a chunk gives it
 
     def feed(self, chunk: Any) -> str:
         """The chunk's text delta ('' if none). Raises ModelError for a malformed chunk."""
@@ -106,7 +107,9 @@ class ChunkReader:
             self._usage = self._price.usage(int(usage["prompt_tokens"]), int(usage["completion_tokens"]))
         text = ""
         for choice in chunk["choices"]:
-            self._finished = self._finished or bool(choice.get("finish_reason"))
+            reason = choice.get("finish_reason")
+            if reason and self._finish_reason is None:
+                self._finish_reason = str(reason)
             delta = choice.get("delta") or {}
             text += delta.get("content") or ""
             for call in delta.get("tool_calls") or []:
@@ -115,8 +118,9 @@ class ChunkReader:
         return text
 
     def finish(self) -> list[ModelChunk]:
-        """Tool calls (if any), then usage (if the server sent it; else the loop counts tokens)."""
-        if not self._finished:
+        """Tool calls (if any), then usage (if the server sent it; else the loop counts tokens); the
+        last of them carries the finish reason (`choices[0].finish_reason`), alone if there is none."""
+        if self._finish_reason is None:
             raise ModelError("The model's stream ended before the reply was finished.")
         tail: list[ModelChunk] = []
         calls = self._calls.calls(self._names)
@@ -124,4 +128,7 @@ class ChunkReader:
             tail.append(ModelChunk(tool_calls=calls))
         if self._usage is not None:
             tail.append(ModelChunk(usage=self._usage))
+        if not tail:
+            return [ModelChunk(finish_reason=self._finish_reason)]
+        tail[-1] = replace(tail[-1], finish_reason=self._finish_reason)
         return tail

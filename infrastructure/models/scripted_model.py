@@ -55,14 +55,15 @@ class ScriptedChatModel(ChatModel):
     async def stream(
         self, messages: Sequence[Msg], tools: Sequence[ToolSpec], params: ModelParams | None = None
     ) -> AsyncGenerator[ModelChunk, None]:
-        """`params` are ignored: the answers are scripted, not sampled."""
+        """`params` are ignored: the answers are scripted, not sampled, and never cut at
+        `max_tokens`, so an answer ends with "stop" (a tool call with "tool_calls")."""
         prompt_tokens = sum(self._tokenizer.count(m.text) for m in messages)
         call = self._requested_call(messages, tools)
         if call is not None:
             thought = f"{LABEL} Calling {call.name} as asked."
             yield ModelChunk(text=thought)
             yield ModelChunk(tool_calls=(call,))
-            yield ModelChunk(usage=Usage(prompt_tokens, self._tokenizer.count(thought)))
+            yield ModelChunk(usage=Usage(prompt_tokens, self._tokenizer.count(thought)), finish_reason="tool_calls")
             return
         answer = self._answer(messages)
         words = answer.split(" ")
@@ -72,7 +73,7 @@ class ScriptedChatModel(ChatModel):
             # Even with no delay the loop gets a turn between chunks, as with a network stream, so
             # each chunk goes out as its own delta instead of merging with the next.
             await asyncio.sleep(self._chunk_delay)
-        yield ModelChunk(usage=Usage(prompt_tokens, self._tokenizer.count(answer)))
+        yield ModelChunk(usage=Usage(prompt_tokens, self._tokenizer.count(answer)), finish_reason="stop")
 
     def _requested_call(self, messages: Sequence[Msg], tools: Sequence[ToolSpec]) -> ToolCall | None:
         if not messages or messages[-1].role is not Role.USER:

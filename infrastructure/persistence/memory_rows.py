@@ -9,6 +9,7 @@ facts, archive entries and the conversations' summaries as recall items with the
   summary (`kind` "summary", id `sum_<conversation id>`), with the owner, end user and agent of its
   conversation, so that recall across a user's conversations reads one index. `vector` holds the
   text's embedding (float32, little-endian) by `model`; NULL until the upkeep has embedded it.
+  `recall_scope` says whose recall across conversations the item reaches.
 """
 
 from __future__ import annotations
@@ -62,6 +63,8 @@ class MemoryItemRow(Base):
     __table_args__ = (
         Index("ix_memory_items_user", "owner", "end_user", "conversation_id"),
         Index("ix_memory_items_conversation", "conversation_id", "kind", "created_at"),
+        # Recall's version query, from the index alone.
+        Index("ix_memory_items_recall", "owner", "end_user", "recall_scope", "model", "agent_id", "changed_at"),
     )
 
     id: Mapped[str] = mapped_column(ITEM_ID, primary_key=True)
@@ -75,6 +78,12 @@ class MemoryItemRow(Base):
     created_at: Mapped[datetime] = mapped_column(TIMESTAMP)
     model: Mapped[str | None] = mapped_column(String(255))
     vector: Mapped[bytes | None] = mapped_column(LargeBinary)
+    # Whose recall the item reaches (domain.user_memory.RecallScope), set by the upkeep from the
+    # agent's config; "none" until then, so nothing leaks into recall before it is known.
+    recall_scope: Mapped[str] = mapped_column(String(16), server_default="none")
+    # When its vector or scope last changed: with the count, the version of a user's recall matrix
+    # (infrastructure/persistence/recall_matrices.py).
+    changed_at: Mapped[datetime | None] = mapped_column(TIMESTAMP)
 
 
 def entity_to_domain(row: MemoryEntityRow) -> Entity:
@@ -103,8 +112,9 @@ def entity_values(entity: Entity) -> dict[str, Any]:
         "explicit": entity.explicit,
         "source_message_id": entity.source_message_id,
         "source_conversation_id": entity.source_conversation_id or "",
-        "valid_from": entity.updated_at,
-        "superseded_at": entity.superseded_at,
+        # SQLite keeps a time's wall-clock digits without its offset: every time is stored as UTC.
+        "valid_from": utc(entity.updated_at),
+        "superseded_at": utc(entity.superseded_at) if entity.superseded_at is not None else None,
     }
 
 

@@ -76,11 +76,15 @@ class ConversationRow(Base):
     # The newest turn's time, and the count of turns: what a conversation list sorts and shows.
     last_active_at: Mapped[datetime | None] = mapped_column(TIMESTAMP)
     message_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # A fingerprint of the completed turns, oldest first (domain.chat_completions): how /v1 finds the
+    # conversation whose history a client resent. Kept by the store as turns complete.
+    history_fingerprint: Mapped[str] = mapped_column(String(64), default="", server_default="")
 
     __table_args__ = (
         # The conversation list: an account's (or one end user's) conversations, newest activity first.
         Index("ix_conversations_owner_active", "owner", "last_active_at", "id"),
         Index("ix_conversations_owner_end_user_active", "owner", "end_user", "last_active_at", "id"),
+        Index("ix_conversations_history", "owner", "end_user", "app_id", "history_fingerprint"),
     )
 
 

@@ -4,6 +4,9 @@ a conversation's entities and an end user's facts with their whole history, and 
 Entities are merged by `domain.memory_entities.merge_entities` inside one transaction that first
 takes the holder's lock (an advisory transaction lock on PostgreSQL; SQLite's write lock, taken by
 a write before the read), so that two upkeeps merging at once never both add a current value.
+Removing a type and forgetting a conversation take the same lock, so they never fall between a
+merge's read and its writes; forgetting a user takes none, and a merge then writes by row id,
+finding gone what the forget removed.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from infrastructure.persistence.memory_rows import (
     entity_to_domain,
     entity_values,
 )
-from infrastructure.persistence.rows import ConversationRow
+from infrastructure.persistence.rows import ConversationRow, utc
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -48,6 +51,14 @@ ITEM_COLUMNS = ["id", "conversation_id", "owner", "end_user", "agent_id", "kind"
 def _user_where(holder: FactHolder) -> list[ColumnElement[bool]]:
     return [E.owner == holder.owner, E.end_user == holder.end_user, E.conversation_id == SHARED,
             E.agent_id == (holder.agent_id or SHARED)]
+
+
+def _conversation_key(conversation_id: ConversationId) -> str:
+    return f"conversation:{conversation_id}"
+
+
+def _user_key(holder: FactHolder) -> str:
+    return f"user:{holder.owner}:{holder.agent_id or ''}:{holder.end_user}"
 
 
 class SqlAlchemyMemoryRecord(ArchiveRecord, EntityMemory, UserFacts, MemoryForgetting):
@@ -83,7 +94,7 @@ class SqlAlchemyMemoryRecord(ArchiveRecord, EntityMemory, UserFacts, MemoryForge
             of_conversation(c.owner), of_conversation(c.end_user), of_conversation(c.app_id),
             literal(RecallKind.ARCHIVE.value), literal(entry.summary),
             literal(json.dumps(list(entry.source_message_ids))),
-            literal(entry.created_at, MemoryItemRow.created_at.type),
+            literal(utc(entry.created_at), MemoryItemRow.created_at.type),
         )
         dialect_insert = sqlite_insert if self._db.is_sqlite else pg_insert
         return dialect_insert(MemoryItemRow).from_select(ITEM_COLUMNS, values).on_conflict_do_nothing(
@@ -102,7 +113,7 @@ class SqlAlchemyMemoryRecord(ArchiveRecord, EntityMemory, UserFacts, MemoryForge
         if not entities:
             return
         async with self._db.transaction("record entities") as session:
-            await self._lock(session, f"conversation:{conversation_id}")
+            await self._lock(session, _conversation_key(conversation_id))
             c = ConversationRow
             found = (await session.execute(
                 select(c.owner, c.end_user).where(c.id == conversation_id)
@@ -113,6 +124,7 @@ class SqlAlchemyMemoryRecord(ArchiveRecord, EntityMemory, UserFacts, MemoryForge
 
     async def remove_entity(self, conversation_id: ConversationId, kind: str) -> bool:
         async with self._db.transaction("remove an entity") as session:
+            await self._lock(session, _conversation_key(conversation_id))  # not between a merge's read and write
             return await _remove(session, [E.conversation_id == conversation_id], kind)
 
     # --- an end user's facts ---
@@ -127,19 +139,21 @@ class SqlAlchemyMemoryRecord(ArchiveRecord, EntityMemory, UserFacts, MemoryForge
         if not entities:
             return
         async with self._db.transaction("record user facts") as session:
-            await self._lock(session, f"user:{holder.owner}:{holder.agent_id or ''}:{holder.end_user}")
+            await self._lock(session, _user_key(holder))
             values = {"owner": holder.owner, "end_user": holder.end_user, "conversation_id": SHARED,
                       "agent_id": holder.agent_id or SHARED}
             await _merge(session, _user_where(holder), values, entities, min_confidence)
 
     async def remove_user_fact(self, holder: FactHolder, kind: str) -> bool:
         async with self._db.transaction("remove a user fact") as session:
+            await self._lock(session, _user_key(holder))
             return await _remove(session, _user_where(holder), kind)
 
     # --- forgetting ---
 
     async def forget_conversation(self, conversation_id: ConversationId) -> None:
         async with self._db.transaction("forget a conversation's memory") as session:
+            await self._lock(session, _conversation_key(conversation_id))  # after a merge under way, not amid it
             await session.execute(delete(E).where(E.conversation_id == conversation_id))
             await session.execute(delete(MemoryItemRow).where(MemoryItemRow.conversation_id == conversation_id))
 
@@ -197,27 +211,33 @@ async def _merge(
     min_confidence: float,
 ) -> None:
     """Merge the batch into the holder's current rows: a replaced value's row gets its
-    `superseded_at`; a refreshed one is updated in place; anything new becomes a row."""
+    `superseded_at`; a refreshed one is updated in place; anything new becomes a row.
+
+    Rows change by id with plain UPDATEs, so that a row a forget removed meanwhile (forgetting a
+    user takes no holder's lock) is simply no longer there, rather than failing the merge."""
     rows = {r.type: r for r in await session.scalars(select(E).where(*where, E.superseded_at.is_(None)))}
     before = {kind: entity_to_domain(row) for kind, row in rows.items()}
     merged, retired = merge_entities(before, entities, min_confidence)
+    changes: list[tuple[int, dict[str, Any]]] = []
     new_rows: list[dict[str, Any]] = []
     for old in retired:
-        row, was = rows.get(old.type), before.get(old.type)
-        if row is not None and was is not None and old == was.superseded(old.superseded_at or old.updated_at):
-            row.superseded_at = old.superseded_at
-            rows.pop(old.type)
+        was = before.get(old.type)
+        if old.type in rows and was is not None and old == was.superseded(old.superseded_at or old.updated_at):
+            changes.append((rows.pop(old.type).id, {"superseded_at": entity_values(old)["superseded_at"]}))
         else:
             new_rows.append({**holder, **entity_values(old)})
     for kind, entity in merged.items():
         if entity == before.get(kind):
             continue
         row = rows.get(kind)
-        if row is not None:  # the same value again: refreshed where it is
-            for column, value in entity_values(entity).items():
-                setattr(row, column, value)
+        if row is not None:  # the same value again (or a batch's last): written where the current one is
+            changes.append((row.id, entity_values(entity)))
         else:
             new_rows.append({**holder, **entity_values(entity)})
+    for row_id, values in changes:
+        await session.execute(update(E).where(E.id == row_id).values(values).execution_options(
+            synchronize_session=False
+        ))
     if new_rows:
         await session.execute(insert(E), new_rows)
 

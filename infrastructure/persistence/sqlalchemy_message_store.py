@@ -25,6 +25,7 @@ from infrastructure.persistence.conversation_statements import (
     last_messages,
     list_query,
 )
+from infrastructure.persistence.history_fingerprints import conversation_with_history, refresh_fingerprint
 from infrastructure.persistence.rows import (
     ConversationRow,
     MessageAgentThoughtRow,
@@ -58,7 +59,7 @@ if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession
 
     from application.ports.message_store import ConversationFilter
-    from domain.ids import MessageId, OwnerId
+    from domain.ids import AppId, EndUserId, MessageId, OwnerId
     from infrastructure.persistence.database import Database
 
 MAX_SIBLINGS = 1000  # a regeneration's chain of parents is walked at most this far
@@ -119,6 +120,8 @@ class SqlAlchemyMessageStore(MessageStore):
                 await session.execute(INSERT_STEPS, [step_values(step) for step in steps])
             if message.parent_message_id is not None and message.is_completed_turn:
                 await self._supersede(session, message)
+            if message.is_completed_turn:
+                await refresh_fingerprint(session, message)
 
     async def _supersede(self, session: AsyncSession, message: Message) -> None:
         """The siblings a completed regeneration answers again: its parent, the parent's parent..."""
@@ -128,6 +131,12 @@ class SqlAlchemyMessageStore(MessageStore):
             siblings.append(parent)
             parent = await session.scalar(PARENT_OF, {"b_message_id": parent})
         await session.execute(SUPERSEDE, {"b_ids": siblings, "b_conversation_id": message.conversation_id})
+
+    async def conversation_with_history(
+        self, owner: OwnerId, end_user: EndUserId, agent_id: AppId, fingerprint: str
+    ) -> ConversationId | None:
+        async with self._db.transaction("conversation_with_history") as session:
+            return await conversation_with_history(session, owner, end_user, agent_id, fingerprint)
 
     async def running_messages(self, created_before: datetime, limit: int) -> list[Message]:
         async with self._db.transaction("running_messages") as session:

@@ -1,26 +1,32 @@
 """The recall index in SQL: archive entries and summaries of a user's conversations, with their
-vectors, ranked by cosine similarity (numpy over the float32 vectors of one query's rows).
+vectors, ranked by cosine similarity (numpy).
 
-A user's items are read with one indexed query (`ix_memory_items_user`) joined to their
-conversations (to leave out deleted and debugger ones); the ranking is one matrix product, so a
-user with a thousand conversations is ranked in about a millisecond (tests/bench/user_memory.py).
+Recall (`for_recall`) reads the version of the user's shared items (one index-only query on
+`ix_memory_items_recall`), ranks them with the user's matrix kept in process
+(`recall_matrices.py`; read again only when the version changed), and reads text and sources of the
+best few only, joined to their conversations so that a deleted one is left out. A search of the
+memory API (`for_recall=False`) reads all of the user's items with that join and ranks them once.
+tests/bench/user_memory.py measures both.
 """
 
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import and_, delete, select, update
+from sqlalchemy import and_, delete, func, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from application.ports.memory_record import RecallIndex
 from domain.conversation import MessageStatus
-from domain.user_memory import FactHolder, RecallItem, RecallKind, ScoredItem
+from domain.user_memory import FactHolder, RecallItem, RecallKind, RecallScope, ScoredItem
 from infrastructure.persistence.memory_rows import MemoryItemRow, item_to_domain, summary_item_id
+from infrastructure.persistence.recall_matrices import Matrix, RecallMatrices, normalised
 from infrastructure.persistence.rows import ConversationRow, MessageRow, message_to_domain, utc
+from infrastructure.persistence.turn_statements import _BLANK as BLANK
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -38,8 +44,9 @@ def vector_bytes(vector: Sequence[float]) -> bytes:
 
 
 class SqlAlchemyRecallIndex(RecallIndex):
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: Database, matrices: RecallMatrices | None = None) -> None:
         self._db = database
+        self._matrices = matrices or RecallMatrices()
 
     async def index_summary(self, conversation: Conversation, sources: Sequence[MessageId]) -> None:
         item_id = summary_item_id(conversation.id)
@@ -54,12 +61,20 @@ class SqlAlchemyRecallIndex(RecallIndex):
                 "id": item_id, "conversation_id": conversation.id, "owner": conversation.owner,
                 "end_user": conversation.end_user, "agent_id": conversation.app_id, "kind": RecallKind.SUMMARY.value,
                 "text": conversation.summary, "source_message_ids": json.dumps(list(sources)),
-                "created_at": utc(conversation.updated_at), "model": None, "vector": None,
+                "created_at": utc(conversation.updated_at), "model": None, "vector": None, "changed_at": _now(),
             }
             dialect_insert = sqlite_insert if self._db.is_sqlite else pg_insert
             upsert = dialect_insert(I).values(values)
-            changed = {k: upsert.excluded[k] for k in ("text", "source_message_ids", "created_at", "model", "vector")}
+            changed = {k: upsert.excluded[k]
+                       for k in ("text", "source_message_ids", "created_at", "model", "vector", "changed_at")}
             await session.execute(upsert.on_conflict_do_update(index_elements=["id"], set_=changed))
+
+    async def share(self, conversation_id: ConversationId, scope: RecallScope) -> None:
+        async with self._db.transaction("share a conversation's items") as session:
+            await session.execute(
+                update(I).where(I.conversation_id == conversation_id, I.recall_scope != scope.value)
+                .values(recall_scope=scope.value, changed_at=_now())
+            )
 
     async def unembedded(self, conversation_id: ConversationId, model: str) -> list[RecallItem]:
         missing = (I.model.is_(None)) | (I.model != model)
@@ -72,7 +87,9 @@ class SqlAlchemyRecallIndex(RecallIndex):
             return
         async with self._db.transaction("save item vectors") as session:
             for item_id, vector in vectors.items():
-                await session.execute(update(I).where(I.id == item_id).values(model=model, vector=vector_bytes(vector)))
+                await session.execute(
+                    update(I).where(I.id == item_id).values(model=model, vector=vector_bytes(vector), changed_at=_now())
+                )
 
     async def similar(
         self,
@@ -81,9 +98,13 @@ class SqlAlchemyRecallIndex(RecallIndex):
         query: Sequence[float],
         top_k: int,
         exclude: ConversationId | None = None,
+        *,
+        for_recall: bool = True,
     ) -> list[ScoredItem]:
         if top_k < 1:
             return []
+        if for_recall:
+            return await self._recalled(holder, model, query, top_k, exclude)
         c = ConversationRow
         where = [I.owner == holder.owner, I.end_user == holder.end_user, I.model == model, I.vector.is_not(None)]
         if holder.agent_id is not None:
@@ -97,16 +118,47 @@ class SqlAlchemyRecallIndex(RecallIndex):
         return _ranked(rows, query, top_k)
 
 
+    async def _recalled(
+        self, holder: FactHolder, model: str, query: Sequence[float], top_k: int, exclude: ConversationId | None
+    ) -> list[ScoredItem]:
+        wanted = normalised(query)
+        shared = RecallScope.ACCOUNT if holder.agent_id is None else RecallScope.AGENT
+        where = [I.owner == holder.owner, I.end_user == holder.end_user, I.recall_scope == shared.value,
+                 I.model == model]
+        if holder.agent_id is not None:
+            where.append(I.agent_id == holder.agent_id)
+        key = (holder, shared, model, wanted.size)
+        async with self._db.transaction("recall across conversations") as session:
+            version = tuple((await session.execute(select(func.count(), func.max(I.changed_at)).where(*where))).one())
+            matrix = self._matrices.get(key, version)
+            if matrix is None:
+                found = (await session.execute(select(I.id, I.conversation_id, I.vector).where(*where))).all()
+                matrix = Matrix.of(version, found, wanted.size)
+                self._matrices.put(key, matrix)
+            # A few more than asked: a conversation deleted since (its items not erased yet) drops out below.
+            best = matrix.best(wanted, exclude, top_k * 2 + 2)
+            if not best:
+                return []
+            c = ConversationRow
+            live = and_(c.id == I.conversation_id, c.deleted_at.is_(None), c.is_debug.is_(False))
+            rows = (await session.execute(
+                select(I.id, I.kind, I.conversation_id, I.text, I.source_message_ids).join(c, live)
+                .where(I.id.in_([item_id for item_id, _, _ in best]))
+            )).all()
+        found_rows = {row.id: row for row in rows}
+        return [ScoredItem(_item(found_rows[item_id]), score) for item_id, _, score in best
+                if item_id in found_rows][:top_k]
+
     async def recent_turns(self, holder: FactHolder, limit: int) -> list[Message]:
         c, m = ConversationRow, MessageRow
+        # Completed as the domain's `Message.is_history` says: ended normally with a non-blank answer.
         where = [c.owner == holder.owner, c.end_user == holder.end_user, c.deleted_at.is_(None),
-                 c.is_debug.is_(False), m.status == MessageStatus.NORMAL.value, m.answer != "",
+                 c.is_debug.is_(False), m.status == MessageStatus.NORMAL.value, func.trim(m.answer, BLANK) != "",
                  m.superseded.is_(False)]
         if holder.agent_id is not None:
             where.append(m.app_id == holder.agent_id)
-        statement = (
-            select(m).join(c, c.id == m.conversation_id).where(*where).order_by(m.created_at.desc()).limit(limit)
-        )
+        newest_first = (m.created_at.desc(), m.seq.desc())  # seq: equal times in insertion order
+        statement = select(m).join(c, c.id == m.conversation_id).where(*where).order_by(*newest_first).limit(limit)
         async with self._db.transaction("read a user's recent turns") as session:
             return [message_to_domain(row) for row in await session.scalars(statement)]
 
@@ -120,8 +172,13 @@ def _ranked(rows: Sequence[Any], query: Sequence[float], top_k: int) -> list[Sco
     norms = np.linalg.norm(matrix, axis=1) * float(np.linalg.norm(wanted))
     scores = (matrix @ wanted) / np.where(norms == 0, 1.0, norms)
     best = np.argsort(-scores, kind="stable")[:top_k]
-    return [
-        ScoredItem(RecallItem(rows[i].id, RecallKind(rows[i].kind), rows[i].conversation_id, rows[i].text,
-                              tuple(json.loads(rows[i].source_message_ids))), float(scores[i]))
-        for i in best if scores[i] > 0.0
-    ]
+    return [ScoredItem(_item(rows[i]), float(scores[i])) for i in best if scores[i] > 0.0]
+
+
+def _item(row: Any) -> RecallItem:
+    return RecallItem(row.id, RecallKind(row.kind), row.conversation_id, row.text,
+                      tuple(json.loads(row.source_message_ids)))
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)

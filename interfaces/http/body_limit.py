@@ -39,10 +39,16 @@ class BodyLimits:
     default: int  # MEMAGENT_SERVER__MAX_BODY_BYTES
     upload: int  # document uploads: from MEMAGENT_KNOWLEDGE__MAX_DOCUMENT_BYTES
     upload_path: re.Pattern[str] = re.compile(r"^/api/datasets/[^/]+/documents/?$")
+    # An OpenAI client resends the whole conversation with each turn: its body grows with the chat.
+    completions: int = 8 * 1024 * 1024  # MEMAGENT_SERVER__MAX_COMPLETION_BODY_BYTES
+    completions_path: str = "/v1/chat/completions"
 
     def of(self, scope: Scope) -> int:
-        is_upload = scope.get("method") == "POST" and self.upload_path.match(scope["path"]) is not None
-        return self.upload if is_upload else self.default
+        if scope.get("method") != "POST":
+            return self.default
+        if self.upload_path.match(scope["path"]) is not None:
+            return self.upload
+        return self.completions if scope["path"] == self.completions_path else self.default
 
 
 def declared_length(scope: Scope) -> int | None:
@@ -65,7 +71,7 @@ class BodyLimit:
         declared = declared_length(scope)
         if declared is not None and declared > limit:
             message = f"The request body is {declared} bytes; the limit is {limit}."
-            await error_response(413, PAYLOAD_TOO_LARGE, message, CLOSE)(scope, receive, send)
+            await error_response(413, PAYLOAD_TOO_LARGE, message, CLOSE, path=scope["path"])(scope, receive, send)
             return
         await self._app(scope, _counting(receive, limit), send)
 

@@ -26,15 +26,18 @@ from application.errors import (
     MalformedRequest,
     MemoryUnavailable,
     ModelError,
+    ModelNotFound,
     NotFound,
     NotPublished,
     PayloadTooLarge,
     StoreUnavailable,
     Unauthorized,
     UnsupportedMediaType,
+    UnsupportedParameter,
     UpkeepBusy,
 )
 from domain.errors import DomainError
+from interfaces.http.openai_errors import is_openai_path, openai_error_response
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -46,9 +49,11 @@ log = logging.getLogger(__name__)
 # The status of each error class (looked up along the error's MRO, so the most specific class wins).
 STATUS: dict[type[Exception], int] = {
     MalformedRequest: 400,
+    UnsupportedParameter: 400,
     Unauthorized: 401,
     Forbidden: 403,
     NotFound: 404,
+    ModelNotFound: 404,
     Conflict: 409,
     NotPublished: 409,
     PayloadTooLarge: 413,
@@ -74,8 +79,12 @@ HTTP_CODES = {
 
 
 def error_response(
-    status: int, code: str, message: str, headers: dict[str, str] | None = None
+    status: int, code: str, message: str, headers: dict[str, str] | None = None, *, path: str = "",
+    param: str | None = None,
 ) -> JSONResponse:
+    """The error answer; under `/v1` (OpenAI's API) in OpenAI's shape (interfaces/http/openai_errors.py)."""
+    if is_openai_path(path):
+        return openai_error_response(status, code, message, headers, param)
     return JSONResponse({"code": code, "message": message}, status_code=status, headers=headers)
 
 
@@ -83,7 +92,7 @@ def status_of(error: ApplicationError | DomainError) -> int:
     return next(STATUS[kind] for kind in type(error).__mro__ if kind in STATUS)
 
 
-def policy_response(error: ApplicationError | DomainError) -> JSONResponse:
+def policy_response(error: ApplicationError | DomainError, path: str = "") -> JSONResponse:
     """The answer to an application or domain error, by `STATUS`."""
     status = status_of(error)
     if isinstance(error, ApplicationError):
@@ -92,7 +101,7 @@ def policy_response(error: ApplicationError | DomainError) -> JSONResponse:
         code, message = DOMAIN_ERROR_CODE, str(error)
     # RFC 6750: a 401 names the scheme the client should use.
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-    return error_response(status, code, message, headers)
+    return error_response(status, code, message, headers, path=path, param=getattr(error, "param", None))
 
 
 def _validation_message(error: RequestValidationError) -> tuple[str, str]:
@@ -101,6 +110,13 @@ def _validation_message(error: RequestValidationError) -> tuple[str, str]:
         return "invalid_json", "The body is not valid JSON."
     where = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or "body"
     return "invalid_request", f"{where}: {first.get('msg', 'invalid value')}"
+
+
+def _validation_param(error: RequestValidationError) -> str | None:
+    first = error.errors()[0] if error.errors() else {}
+    if first.get("type") == "json_invalid":  # the body as a whole: no parameter to name
+        return None
+    return ".".join(str(p) for p in first.get("loc", ()) if p != "body") or None
 
 
 def allowed_methods(request: Request) -> str:
@@ -124,13 +140,15 @@ def _routes(routes: Iterable[Any]) -> Iterator[Any]:
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ApplicationError)
     @app.exception_handler(DomainError)
-    async def policy_error(_: Request, error: ApplicationError | DomainError) -> JSONResponse:
-        return policy_response(error)
+    async def policy_error(request: Request, error: ApplicationError | DomainError) -> JSONResponse:
+        return policy_response(error, request.url.path)
 
     @app.exception_handler(RequestValidationError)
-    async def invalid_request(_: Request, error: RequestValidationError) -> JSONResponse:
+    async def invalid_request(request: Request, error: RequestValidationError) -> JSONResponse:
         code, message = _validation_message(error)
-        return error_response(400 if code == "invalid_json" else 422, code, message)
+        param = _validation_param(error)
+        return error_response(400 if code == "invalid_json" else 422, code, message, path=request.url.path,
+                              param=param)
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, error: HTTPException) -> JSONResponse:
@@ -140,9 +158,9 @@ def install_error_handlers(app: FastAPI) -> None:
         headers = dict(error.headers or {})
         if error.status_code == 405:
             headers["Allow"] = allowed_methods(request)
-        return error_response(error.status_code, code, str(error.detail), headers or None)
+        return error_response(error.status_code, code, str(error.detail), headers or None, path=request.url.path)
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, error: Exception) -> JSONResponse:
         log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=error)
-        return error_response(500, "internal_error", "An internal error occurred.")
+        return error_response(500, "internal_error", "An internal error occurred.", path=request.url.path)

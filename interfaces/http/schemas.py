@@ -9,6 +9,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 
 from application.knowledge.documents import WHITE_SPACE
 from domain.text import text_problem
+from domain.thoughts import ThoughtEvent
 
 if TYPE_CHECKING:
     from pydantic import GetJsonSchemaHandler
@@ -109,7 +110,8 @@ class ChatBody(DebugChatBody):
 
 def frame_data(thought: AgentThought) -> dict[str, Any]:
     """The `data` of one SSE frame (docs/ARCHITECTURE.md §4); a terminal one adds the conversation's
-    title (null while it has none)."""
+    title (null while it has none), and `agent_end` its `finish_reason` ("stop", "length" or
+    "content_filter")."""
     data: dict[str, Any] = {
         "id": thought.id,
         "task_id": thought.task_id,
@@ -128,6 +130,8 @@ def frame_data(thought: AgentThought) -> dict[str, Any]:
     }
     if thought.event.is_terminal:
         data["conversation_title"] = thought.conversation_title or None
+    if thought.event is ThoughtEvent.AGENT_END:
+        data["finish_reason"] = thought.finish_reason
     return data
 
 

@@ -5,10 +5,11 @@ across their conversations, and "forget me".
 an account key, or the local owner in single-user mode; an agent key's `?user=`). An account key
 reaches any end user of the account; an agent key only the end user it acts for (`?user=`), and
 another is 403. `?agent_id=` names an agent's own facts (`memory.user_scope: "agent"`); without it,
-the facts the account's agents share.
+the facts the account's agents share. An agent key's search covers its own agent's conversations
+only, as the conversations API shows it no other.
 """
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Annotated, Any
 
 from dependency_injector.wiring import Provide, inject
@@ -74,6 +75,12 @@ def holder_of(caller: Caller, user: str, acting_for: str | None, agent_id: str |
     if caller.agent_id is not None and agent_id is not None and agent_id != caller.agent_id:
         raise Forbidden(f"This key is bound to agent {caller.agent_id!r}: it reaches that agent's facts only.")
     return FactHolder(owner, end_user, AppId(agent_id) if agent_id else None)
+
+
+def searched_holder(caller: Caller, user: str, acting_for: str | None, agent_id: str | None) -> FactHolder:
+    """Whose conversations a search covers: an agent key's, its agent's only (another's are 404 to it)."""
+    holder = holder_of(caller, user, acting_for, agent_id)
+    return holder if caller.agent_id is None else replace(holder, agent_id=caller.agent_id)
 
 
 def fact_data(entity: Entity, min_confidence: float) -> dict[str, Any]:
@@ -172,11 +179,14 @@ async def search_user_memory(
 ) -> dict[str, Any]:
     """Past turns, archive entries and summaries across the user's conversations, best first, each
     citing its source."""
-    hits = await memory.search(holder_of(caller, user, acting_for, agent_id), q, limit)
+    hits = await memory.search(searched_holder(caller, user, acting_for, agent_id), q, limit)
     return {"data": [hit_data(hit) for hit in hits]}
 
 
-@router.delete("/api/users/{user}/memory", responses={200: {"description": "What was removed, by kind."}})
+@router.delete(
+    "/api/users/{user}/memory",
+    responses={200: {"description": "What was removed, by kind."}, 204: {"description": "Nothing was there."}},
+)
 @inject
 async def forget_user(
     user: UserPath,
@@ -187,8 +197,12 @@ async def forget_user(
 ) -> Response:
     """Forget me: every fact and history entry, every summary, archive entry, entity and cached window of
     the user's conversations (with `conversations=true`, the conversations and messages too). 200 with
-    the counts; 204 when there was nothing to remove."""
+    the counts; 204 when there was nothing to remove. An agent key may forget the memory; deleting the
+    conversations, which may be other agents' too, takes an account key."""
     owner, end_user = reached_user(caller, user, acting_for)
+    if conversations and caller.agent_id is not None:
+        raise Forbidden("Deleting an end user's conversations (all their agents') takes an account key; "
+                        "an agent key may forget their memory, or delete its own agent's conversations one by one.")
     counts = await forget(owner, end_user, conversations=conversations)
     removed = asdict(counts)
     if not any(removed.values()):

@@ -26,7 +26,8 @@ pytestmark = pytest.mark.integration
 
 # What an agent key may reach, as (method, path with its parameters written `{}`). Everything else
 # of the app must answer it 403 `forbidden`. The chat turn and its end user's conversations (the
-# lead's), the agent's parameters (here), and the routes outside /api/ that need no key at all.
+# lead's), the agent's parameters (here), the OpenAI-compatible API (its own agent as the one model,
+# tests/integration/test_openai_api.py), and the routes outside /api/ that need no key at all.
 # A route added later shows up in the walk below: it belongs here only if an agent key is for it.
 AGENT_KEY_ROUTES = frozenset({
     ("POST", "/api/chat"),
@@ -42,6 +43,15 @@ AGENT_KEY_ROUTES = frozenset({
     ("GET", "/api/tasks/{}/events"),
     ("POST", "/api/tasks/{}/stop"),
     ("GET", "/api/agents/{}/parameters"),
+    ("GET", "/api/users/{}/memory"),
+    ("DELETE", "/api/users/{}/memory"),
+    ("PUT", "/api/users/{}/memory/facts/{}"),
+    ("DELETE", "/api/users/{}/memory/facts/{}"),
+    ("GET", "/api/users/{}/memory/search"),
+    ("GET", "/v1/models"),
+    ("GET", "/v1/models/{}"),
+    ("POST", "/v1/chat/completions"),
+    ("POST", "/v1/chat/completions/{}/cancel"),
     ("GET", "/healthz"),
 })
 

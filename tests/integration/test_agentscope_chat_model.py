@@ -84,6 +84,16 @@ async def test_parallel_tool_calls_come_back_with_domain_names(server: ScriptedL
     assert server.chat_requests[0].tools[0]["function"]["name"] == wire
 
 
+async def test_a_call_that_ended_normally_says_stop_or_tool_calls_on_its_last_chunk(
+    server: ScriptedLLMServer, make: Factory
+) -> None:
+    server.enqueue(text("It is", " noon."), tool_calls(call(wire_name(CLOCK.name), {"tz": "UTC"})))
+    model = make()
+    answered, called = await collect(model), await collect(model, [CLOCK])
+    assert [c.finish_reason for c in answered] == [None] * (len(answered) - 1) + ["stop"]
+    assert [c.finish_reason for c in called] == [None] * (len(called) - 1) + ["tool_calls"]
+
+
 async def test_tool_calls_and_results_reach_the_server_in_openai_form(server: ScriptedLLMServer, make: Factory) -> None:
     history = [
         *QUESTION,

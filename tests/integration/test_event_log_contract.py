@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import pytest
@@ -149,6 +151,27 @@ async def test_agent_thought_round_trips_with_every_field(log: EventLog) -> None
     [event] = await log.read(TASK, after=0, wait=0)
     assert event.thought == thought
     assert event.thought.to_dict() == thought.to_dict()
+
+
+def agent_end(finish_reason: str) -> AgentThought:
+    return replace(delta("Done."), id=ThoughtId("th-end"), event=ThoughtEvent.AGENT_END, finish_reason=finish_reason)
+
+
+@pytest.mark.parametrize("reason", ["stop", "length", "content_filter"])
+async def test_an_agent_ends_finish_reason_survives_the_log(log: EventLog, reason: str) -> None:
+    await log.append_many(TASK, [delta("Done."), agent_end(reason)])
+    assert [e.thought.finish_reason for e in await log.read(TASK, after=0, wait=0)] == ["", reason]
+
+
+async def test_redis_another_process_reads_the_finish_reason_from_the_stream(
+    redis_client: RedisClient,  # noqa: F811
+) -> None:
+    appender, elsewhere = RedisEventLog(redis_client), RedisEventLog(redis_client)
+    end = agent_end("content_filter")
+    await appender.append_many(TASK, [delta("Done."), end])
+    [_, stored] = await redis_client.commands.xrange(redis_client.key("events", TASK))
+    assert json.loads(stored[1][redis_event_log.FIELD])["finish_reason"] == "content_filter"
+    assert [e.thought for e in await elsewhere.read(TASK, after=1, wait=0)] == [end]  # decoded, not from memory
 
 
 async def test_two_tasks_logs_are_separate(log: EventLog) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -22,7 +23,7 @@ from domain.conversation import Message, MessageStatus
 from domain.ids import AppId, ConversationId, MessageId, OwnerId, TaskId
 from domain.memory import MemoryPolicy, history_from_turns, window_turn_ids
 from domain.memory_archive import ArchiveEntry
-from domain.memory_entities import ENTITY_HISTORY_LIMIT, Entity
+from domain.memory_entities import ENTITY_HISTORY_LIMIT, Entity, EntityScope, EntitySheet, EntitySource
 from domain.memory_summary import UpkeepState
 from domain.messages import ImageBlock, Msg, Role, TextBlock, ToolResultBlock, ToolUseBlock, Usage, text_msg
 from infrastructure.errors import RedisUnreachable
@@ -136,6 +137,7 @@ async def test_redis_failure_raises_memory_unavailable() -> None:
             lambda: store.entity_sheet(CONV),
             lambda: store.record_entities(CONV, [entity("date", "friday")]),
             lambda: store.remove_entity(CONV, "date"),
+            lambda: store.warm_entities(CONV, EntitySheet()),
             lambda: store.upkeep_state(CONV),
             lambda: store.save_upkeep_state(CONV, UpkeepState()),
             lambda: cache.cached_vectors(["k"]),
@@ -382,6 +384,32 @@ async def test_removing_an_entity_drops_its_value_and_history_only(store: Store)
     assert [e.value for e in sheet.history] == ["Porto"]
 
 
+async def test_warming_replaces_the_cached_entities_current_and_history_with_the_records(store: Store) -> None:
+    other = ConversationId("conv-2")
+    for conversation in (CONV, other):
+        await store.record_entities(conversation, [entity("date", "a", minute=1), entity("city", "Porto")])
+        await store.record_entities(conversation, [entity("date", "b", minute=2)])
+    size = replace(entity("size", "M", minute=3), scope=EntityScope.USER, explicit=False, source_conversation_id=other)
+    set_by_hand = replace(entity("diet", "vegan", source=""), source=EntitySource.API)
+    old = entity("size", "S", minute=1).superseded(NOW + timedelta(minutes=3))
+    await store.warm_entities(CONV, EntitySheet((size, set_by_hand), (old,)))
+    sheet = await store.entity_sheet(CONV)
+    assert (sorted(sheet.current, key=lambda e: e.type), sheet.history) == ([set_by_hand, size], (old,))
+    assert {e.value for e in (await store.entity_sheet(other)).current} == {"b", "Porto"}
+    await store.warm_entities(CONV, EntitySheet())
+    assert await store.entity_sheet(CONV) == EntitySheet()
+    assert len((await store.entity_sheet(other)).history) == 1
+
+
+async def test_warming_keeps_the_newest_history_up_to_the_cap(store: Store) -> None:
+    history = tuple(entity("date", f"day {n}", minute=n).superseded(NOW + timedelta(minutes=n + 1))
+                    for n in range(ENTITY_HISTORY_LIMIT + 5))
+    await store.warm_entities(CONV, EntitySheet((entity("date", "today", minute=999),), history))
+    sheet = await store.entity_sheet(CONV)
+    assert sheet.history == history[5:]
+    assert [e.value for e in sheet.current] == ["today"]
+
+
 async def test_redis_keeps_entities_in_a_hash_by_type(redis_client: RedisClient) -> None:  # noqa: F811
     store = RedisMemoryStore(redis_client)
     await store.record_entities(CONV, [entity("date", "tomorrow", 0.85, source="m7")])
@@ -389,7 +417,8 @@ async def test_redis_keeps_entities_in_a_hash_by_type(redis_client: RedisClient)
     assert list(raw) == ["date"]
     assert json.loads(raw["date"]) == {
         "type": "date", "value": "tomorrow", "confidence": 0.85, "source_message_id": "m7",
-        "updated_at": NOW.isoformat(), "superseded_at": None,
+        "updated_at": NOW.isoformat(), "superseded_at": None, "scope": "conversation", "source": "extracted",
+        "explicit": True, "source_conversation_id": None,
     }
 
 

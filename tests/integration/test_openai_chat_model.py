@@ -17,7 +17,7 @@ from infrastructure.models.openai_chat_model import OpenAIChatModel
 from infrastructure.models.provider_config import ProviderConfig, price_for
 from infrastructure.models.tool_names import wire_name
 from tests.llm_server import ScriptedLLMServer
-from tests.llm_server_scripts import call, error, malformed, stall, text, tool_calls
+from tests.llm_server_scripts import TextScript, call, error, malformed, stall, text, tool_calls
 
 pytestmark = pytest.mark.integration
 
@@ -135,6 +135,25 @@ async def test_without_usage_from_the_server_none_is_sent(server: ScriptedLLMSer
     chunks = await collect(make())
     assert texts(chunks) == ["Hi"]
     assert all(c.usage is None for c in chunks)  # the agent loop then counts with its tokenizer
+
+
+async def test_an_answer_cut_at_the_token_limit_ends_with_finish_reason_length(
+    server: ScriptedLLMServer, make: Factory
+) -> None:
+    server.enqueue(TextScript(["It was", " a dark and"], finish_reason="length"))
+    chunks = await collect(make())
+    assert texts(chunks) == ["It was", " a dark and"]
+    assert [c.finish_reason for c in chunks] == [None, None, "length"]  # once, on the last chunk
+    assert chunks[-1].usage is not None  # with the usage that follows the finish reason on the wire
+
+
+async def test_a_finished_answer_or_tool_round_says_why_it_ended(server: ScriptedLLMServer, make: Factory) -> None:
+    server.enqueue(text("Hi", include_usage=False), tool_calls(call(wire_name(WEATHER.name), {"city": "Rome"})))
+    answered = await collect(make())
+    assert [c.finish_reason for c in answered] == [None, "stop"]  # no usage: the reason comes alone
+    calls, usage = (await collect(make(), [WEATHER]))[-2:]
+    assert (bool(calls.tool_calls), calls.finish_reason) == (True, None)
+    assert (usage.usage is not None, usage.finish_reason) == (True, "tool_calls")  # the call's last chunk
 
 
 async def test_a_rate_limit_is_retried_then_the_answer_streams(server: ScriptedLLMServer, make: Factory) -> None:

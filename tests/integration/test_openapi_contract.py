@@ -3,8 +3,10 @@
 headers, response schemas, SSE events, schema-valid data accepted, invalid data refused, 405 with
 `Allow`, keys enforced), on the embedded default and on PostgreSQL + Redis with keys required.
 
-Nothing is excluded: the SSE answers are declared per event (`event`, `id`, `data`), which
-schemathesis validates. /mcp is a mounted app outside the spec (tests/integration/test_mcp_server.py).
+Nothing of memagent's own API is excluded: the SSE answers are declared per event (`event`, `id`,
+`data`), which schemathesis validates. /v1 is OpenAI's API, not memagent's: its routes are left out
+of memagent's spec on purpose and proven with the `openai` SDK itself (tests/integration/test_openai_api*.py).
+/mcp is a mounted app outside the spec (tests/integration/test_mcp_server.py).
 Each run is bounded (few examples per operation, a request timeout) and ends by itself. One worker:
 with two, hypothesis describes its filters with `ast.parse` from two threads at once, which on
 CPython 3.11 now and then fails with "AST constructor recursion depth mismatch", a runtime error

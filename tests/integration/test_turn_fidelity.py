@@ -13,16 +13,18 @@ import pytest
 import redis
 
 from tests.integration.streaming_helpers import (
+    SSEStream,
     answer_of,
     finished_message,
     open_chat,
+    open_events,
     serving,
     shared_backends,
     wait_until,
 )
 from tests.integration.upkeep_calls import is_memory_upkeep
 from tests.llm_server import ScriptedLLMServer
-from tests.llm_server_scripts import call, stall, text, tool_calls
+from tests.llm_server_scripts import TextScript, call, stall, text, tool_calls
 from tests.service import Service
 
 pytestmark = pytest.mark.integration
@@ -50,6 +52,7 @@ def service(
         "MEMAGENT_TURN__CLIENT_GRACE": str(GRACE),
         "MEMAGENT_TURN__STOP_CHECK_INTERVAL": "0.05",
         "MEMAGENT_AGENT__INPUT_REVIEW_KEYWORDS": '["forbidden"]',
+        "MEMAGENT_AGENT__OUTPUT_REVIEW_KEYWORDS": '["classified"]',
         "MEMAGENT_AGENT__REVIEW_RESPONSE": "I can't discuss that.",
     }
     shared_server.answer_aside(is_memory_upkeep)
@@ -152,3 +155,33 @@ def test_a_stopped_turn_records_what_it_consumed_as_estimated_totals(
     stored = finished_message(client, conversation_id, message_id)
     assert stored["status"] == "stop"
     assert stored["total_token_count"] == stop.data["total_token_count"]
+
+
+def finish_reasons(stream: SSEStream) -> dict[str, str]:
+    """The `finish_reason` of each frame that shows one, by event."""
+    return {f.event: f.data["finish_reason"] for f in stream.logged if "finish_reason" in f.data}
+
+
+def test_an_answer_cut_at_the_models_token_limit_ends_with_finish_reason_length(
+    client: httpx.Client, server: ScriptedLLMServer
+) -> None:
+    server.enqueue(TextScript(["It was ", "a dark and"], finish_reason="length"))
+    with open_chat(client, "tell me a long story") as stream:
+        stream.rest()
+    assert stream.events[-2:] == ["agent_end", "done"]
+    assert finish_reasons(stream) == {"agent_end": "length"}  # on agent_end alone
+    assert answer_of(stream.frames) == "It was a dark and"
+
+
+def test_an_output_review_hit_ends_with_finish_reason_content_filter(
+    client: httpx.Client, server: ScriptedLLMServer
+) -> None:
+    server.enqueue(text("That is ", "classified."))
+    with open_chat(client, "what is the launch code?") as stream:
+        stream.rest()
+    end = stream.frames[-2]
+    assert (end.event, end.data["answer"]) == ("agent_end", "I can't discuss that.")
+    assert finish_reasons(stream) == {"agent_end": "content_filter"}
+    with open_events(client, end.data["task_id"]) as replay:  # a replay of the finished turn says so too
+        replay.rest()
+    assert finish_reasons(replay) == {"agent_end": "content_filter"}

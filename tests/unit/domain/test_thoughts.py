@@ -9,7 +9,7 @@ import pytest
 
 from domain.errors import DomainError
 from domain.ids import ConversationId, MessageId, TaskId, ThoughtId
-from domain.thoughts import AgentThought, ThoughtEvent
+from domain.thoughts import AgentThought, FinishReason, ThoughtEvent
 
 TERMINAL = {"agent_end", "stop", "error", "timeout"}
 
@@ -165,3 +165,45 @@ def test_deltas_of_another_answer_or_other_events_do_not_merge() -> None:
         assert not first.continued_by(later)
         with pytest.raises(DomainError):
             first.merged_with(later)
+
+
+def test_an_agent_end_carries_its_finish_reason_through_json() -> None:
+    end = thought(event=ThoughtEvent.AGENT_END, answer="Done.", finish_reason="length")
+    data = json.loads(json.dumps(end.to_dict()))
+    assert data["finish_reason"] == "length"
+    assert AgentThought.from_dict(data) == end
+
+
+def test_an_event_logged_before_finish_reasons_existed_reads_with_an_empty_one() -> None:
+    data = thought(event=ThoughtEvent.AGENT_END).to_dict()
+    del data["finish_reason"]
+    assert AgentThought.from_dict(data).finish_reason == ""
+
+
+@pytest.mark.parametrize("event", [e for e in ThoughtEvent if e is not ThoughtEvent.AGENT_END])
+def test_only_agent_end_carries_a_finish_reason(event: ThoughtEvent) -> None:
+    assert thought(event=event).finish_reason == ""
+    with pytest.raises(DomainError, match="finish reason"):
+        thought(event=event, finish_reason="stop")
+
+
+@pytest.mark.parametrize(
+    ("review_replaced", "last_call", "reason"),
+    [
+        (False, "stop", FinishReason.STOP),
+        (False, None, FinishReason.STOP),  # no model call (the input review answered), or one that did not say
+        (False, "tool_calls", FinishReason.STOP),
+        (False, "content_filter", FinishReason.STOP),  # memagent reports its own review, not the provider's
+        (False, "length", FinishReason.LENGTH),
+        (True, "length", FinishReason.CONTENT_FILTER),
+        (True, "stop", FinishReason.CONTENT_FILTER),
+    ],
+)
+def test_a_turns_finish_reason_is_the_reviews_replacement_else_its_last_calls_length_else_stop(
+    review_replaced: bool, last_call: str | None, reason: FinishReason
+) -> None:
+    assert FinishReason.of_turn(review_replaced=review_replaced, last_call=last_call) is reason
+
+
+def test_a_turn_ends_with_one_of_the_chat_completions_finish_reasons() -> None:
+    assert {r.value for r in FinishReason} == {"stop", "length", "content_filter"}

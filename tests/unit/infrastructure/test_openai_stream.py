@@ -7,6 +7,7 @@ import openai
 import pytest
 
 from application.errors import ModelError
+from application.ports.chat_model import ModelChunk
 from domain.tools import ToolCall
 from infrastructure.models.openai_stream import ChunkReader, sse_chunks
 from infrastructure.models.provider_config import FREE, TokenPrice
@@ -42,12 +43,24 @@ def test_tool_calls_and_usage_come_at_the_end() -> None:
     assert calls.tool_calls == (ToolCall("c1", "t", {"a": 1}),)
     assert usage.usage is not None
     assert usage.usage.price == pytest.approx(1.0)
+    assert (calls.finish_reason, usage.finish_reason) == (None, "tool_calls")  # once, on the last chunk
 
 
-def test_a_reply_without_usage_ends_with_nothing_to_add() -> None:
+def test_a_reply_without_usage_ends_with_its_finish_reason_alone() -> None:
     read = reader()
     read.feed(chunk({"content": "Hi"}, "stop"))
-    assert read.finish() == []
+    assert read.finish() == [ModelChunk(finish_reason="stop")]
+
+
+def test_the_finish_reason_is_the_first_one_the_stream_gives_and_rides_the_usage() -> None:
+    read = reader()
+    read.feed(chunk({"content": "It was a dark and"}))
+    read.feed(chunk({}, "length"))
+    read.feed(chunk({}, "stop"))  # a server that repeats itself: the first word stands
+    read.feed(chunk(None, usage={"prompt_tokens": 3, "completion_tokens": 5, "total_tokens": 8}))
+    [usage] = read.finish()
+    assert usage.usage is not None
+    assert (usage.usage.completion_tokens, usage.finish_reason) == (5, "length")
 
 
 def test_a_chunk_without_choices_is_malformed() -> None:

@@ -68,10 +68,14 @@ def upgrade() -> None:
         sa.Column("created_at", TIMESTAMP, nullable=False),
         sa.Column("model", sa.String(255), nullable=True),
         sa.Column("vector", sa.LargeBinary(), nullable=True),
+        sa.Column("recall_scope", sa.String(16), server_default="none", nullable=False),
+        sa.Column("changed_at", TIMESTAMP, nullable=True),
         sa.PrimaryKeyConstraint("id", name="pk_memory_items"),
     )
     op.create_index("ix_memory_items_user", "memory_items", ["owner", "end_user", "conversation_id"])
     op.create_index("ix_memory_items_conversation", "memory_items", ["conversation_id", "kind", "created_at"])
+    recall = ["owner", "end_user", "recall_scope", "model", "agent_id", "changed_at"]
+    op.create_index("ix_memory_items_recall", "memory_items", recall)
 
 
 def downgrade() -> None:

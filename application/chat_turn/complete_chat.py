@@ -1,0 +1,64 @@
+"""CompleteChat: one OpenAI chat-completions request as one memagent turn (`/v1/chat/completions`).
+
+The request's messages are read by `domain.chat_completions`: the trailing user messages are the
+turn, system messages add to the agent's prompt for this turn, and the earlier (user, assistant)
+pairs find the conversation. The conversation is, in this order: the one the client names; the end
+user's conversation of that agent whose completed turns are the pairs it resent; a new one. Then
+the turn starts exactly as `/api/chat` starts it (StartChatTurn).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from application.chat_turn.turn import ChatRequest
+from application.errors import InvalidInput
+from domain.agents import EntryPoint
+from domain.chat_completions import CompletionMessage, read_completion
+from domain.errors import DomainError
+from domain.viewers import ACCOUNT_ITSELF
+
+if TYPE_CHECKING:
+    from application.agents.list_models import ListModels
+    from application.chat_turn.start_chat_turn import StartChatTurn
+    from application.chat_turn.turn import TurnHandle
+    from application.ports.message_store import MessageStore
+    from domain.agent import ModelParams
+    from domain.ids import AppId, ConversationId, EndUserId, OwnerId
+
+
+@dataclass(frozen=True, slots=True)
+class CompletionRequest:
+    owner: OwnerId
+    model: str
+    messages: tuple[CompletionMessage, ...]
+    end_user: EndUserId | None = None
+    key_agent: AppId | None = None
+    conversation_id: ConversationId | None = None  # named by the client (header or metadata)
+    params: ModelParams | None = None
+
+
+class CompleteChat:
+    def __init__(self, models: ListModels, store: MessageStore, start: StartChatTurn) -> None:
+        self._models = models
+        self._store = store
+        self._start = start
+
+    async def __call__(self, request: CompletionRequest) -> TurnHandle:
+        try:
+            turn = read_completion(request.messages)
+        except DomainError as bad:
+            raise InvalidInput(f"messages: {bad}.") from bad
+        agent_id, version = await self._models.find(request.owner, request.key_agent, request.model)
+        conversation = request.conversation_id
+        if conversation is None and turn.history:
+            speaker = request.end_user if request.end_user is not None else ACCOUNT_ITSELF
+            conversation = await self._store.conversation_with_history(
+                request.owner, speaker, agent_id, turn.fingerprint
+            )
+        return await self._start(ChatRequest(
+            owner=request.owner, query=turn.query, conversation_id=conversation, image_urls=turn.image_urls,
+            agent_id=agent_id, version=version, entry=EntryPoint.OPENAI, end_user=request.end_user,
+            key_agent=request.key_agent, model_params=request.params, system=turn.system,
+        ))

@@ -1,0 +1,112 @@
+"""An OpenAI chat-completions request read as one memagent turn (docs/ARCHITECTURE.md §3, /v1).
+
+The server owns the conversation, so a stock client that resends its whole history still makes
+one turn of one conversation:
+- the *trailing run of user messages* (everything after the last assistant message) is the new
+  turn: their texts joined in order (a blank line between), their image parts its images;
+- system (and developer) messages are joined into one addition to the agent's preset prompt;
+- the messages before the trailing run, read as (user, assistant) pairs (consecutive user messages
+  joined, as for the turn), are the history the client resent: its *fingerprint* finds the
+  conversation whose stored turns are those pairs (`fingerprint_of`, `extend_fingerprint`).
+
+Text is compared with its white space collapsed, so a client that trims or re-wraps still matches.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import re
+from dataclasses import dataclass
+
+from domain.errors import DomainError
+
+NO_HISTORY = ""  # the fingerprint of a conversation without completed turns
+JOIN = "\n\n"
+
+
+class CompletionRole(enum.StrEnum):
+    SYSTEM = "system"
+    DEVELOPER = "developer"
+    USER = "user"
+    ASSISTANT = "assistant"
+
+
+@dataclass(frozen=True, slots=True)
+class CompletionMessage:
+    role: CompletionRole
+    text: str = ""
+    image_urls: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class CompletionTurn:
+    """What one request asks: the new turn's query and images, the system addition, and the
+    history pairs the client resent (oldest first)."""
+
+    query: str
+    image_urls: tuple[str, ...]
+    system: str
+    history: tuple[tuple[str, str], ...]
+
+    @property
+    def fingerprint(self) -> str:
+        return fingerprint_of(self.history)
+
+
+_UNEVEN_SPACE = re.compile(r"\s\s|[^\S ]|^\s|\s$")
+
+
+def _normal(text: str) -> str:
+    # Most texts are already even: one C-speed scan instead of splitting and joining them again.
+    return text if _UNEVEN_SPACE.search(text) is None else " ".join(text.split())
+
+
+def extend_fingerprint(previous: str, query: str, answer: str) -> str:
+    """The fingerprint of a history one (user, assistant) pair longer."""
+    pair = "\x1f".join((previous, _normal(query), _normal(answer)))
+    return hashlib.sha256(pair.encode("utf-8")).hexdigest()
+
+
+def fingerprint_of(pairs: tuple[tuple[str, str], ...]) -> str:
+    fingerprint = NO_HISTORY
+    for query, answer in pairs:
+        fingerprint = extend_fingerprint(fingerprint, query, answer)
+    return fingerprint
+
+
+def read_completion(messages: tuple[CompletionMessage, ...]) -> CompletionTurn:
+    """The turn a request's messages ask for; `DomainError` when there is none to answer."""
+    system = JOIN.join(m.text.strip() for m in messages
+                       if m.role in (CompletionRole.SYSTEM, CompletionRole.DEVELOPER) and m.text.strip())
+    spoken = [m for m in messages if m.role in (CompletionRole.USER, CompletionRole.ASSISTANT)]
+    last_answer = max((i for i, m in enumerate(spoken) if m.role is CompletionRole.ASSISTANT), default=-1)
+    trailing = spoken[last_answer + 1 :]
+    query = JOIN.join(m.text.strip() for m in trailing if m.text.strip())
+    images = tuple(url for m in trailing for url in m.image_urls)
+    if not trailing or not (query or images):
+        raise DomainError("the messages end without a user message to answer")
+    return CompletionTurn(query or "(image)", images, system, _pairs(spoken[: last_answer + 1]))
+
+
+def _pairs(spoken: list[CompletionMessage]) -> tuple[tuple[str, str], ...]:
+    """(user, assistant) pairs: each assistant message with the user messages before it. An
+    assistant message without a user one before it (a greeting) pairs with an empty query."""
+    pairs, asked = [], list[str]()
+    for message in spoken:
+        if message.role is CompletionRole.USER:
+            asked.append(message.text.strip())
+            continue
+        pairs.append((JOIN.join(q for q in asked if q), message.text.strip()))
+        asked = []
+    return tuple(pairs)
+
+
+def parse_model(model: str) -> tuple[str, int | None]:
+    """`NAME` or `NAME@3` (version 3 pinned)."""
+    name, at, version = model.rpartition("@") if "@" in model else (model, "", "")
+    if not at:
+        return model, None
+    if not version.isdigit() or int(version) < 1 or not name:
+        raise DomainError(f"the model {model!r} pins no version: use NAME or NAME@<version number>")
+    return name, int(version)

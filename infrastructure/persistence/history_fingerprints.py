@@ -1,0 +1,56 @@
+"""The fingerprint of a conversation's completed turns (`domain.chat_completions`), kept by the
+message store in the transaction that finishes a turn, and the lookup /v1 makes with it.
+
+A completed turn extends its conversation's fingerprint by its own (query, answer). A completed
+regeneration supersedes answers, so the fingerprint is made again from the turns that are history.
+Only one turn runs in a conversation at a time, so the fingerprint read here is the current one.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sqlalchemy import select, update
+
+from domain.chat_completions import NO_HISTORY, extend_fingerprint, fingerprint_of
+from domain.conversation import MessageStatus
+from domain.ids import ConversationId
+from infrastructure.persistence.rows import ConversationRow, MessageRow
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession
+
+    from domain.conversation import Message
+    from domain.ids import AppId, EndUserId, OwnerId
+
+C, M = ConversationRow, MessageRow
+
+
+async def refresh_fingerprint(session: AsyncSession, message: Message) -> None:
+    """After `message` (a completed turn) is stored: its conversation's new fingerprint."""
+    if message.parent_message_id is None:
+        old = await session.scalar(select(C.history_fingerprint).where(C.id == message.conversation_id))
+        new = extend_fingerprint(old or NO_HISTORY, message.query, message.answer)
+    else:
+        turns = await session.execute(
+            select(M.query, M.answer)
+            .where(M.conversation_id == message.conversation_id, M.status == MessageStatus.NORMAL.value,
+                   M.answer != "", M.superseded.is_(False))
+            .order_by(M.seq)
+        )
+        new = fingerprint_of(tuple((query, answer) for query, answer in turns if answer.strip()))
+    await session.execute(update(C).where(C.id == message.conversation_id).values(history_fingerprint=new))
+
+
+async def conversation_with_history(
+    session: AsyncSession, owner: OwnerId, end_user: EndUserId, agent_id: AppId, fingerprint: str
+) -> ConversationId | None:
+    """The end user's newest live conversation of the agent whose completed turns have `fingerprint`."""
+    found = await session.scalar(
+        select(C.id)
+        .where(C.owner == owner, C.end_user == end_user, C.app_id == agent_id, C.history_fingerprint == fingerprint,
+               C.deleted_at.is_(None), C.is_debug.is_(False))
+        .order_by(C.last_active_at.desc(), C.id)
+        .limit(1)
+    )
+    return ConversationId(found) if found is not None else None

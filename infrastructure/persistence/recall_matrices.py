@@ -1,0 +1,82 @@
+"""The recall index's vectors of one user, kept in this process as one normalised matrix.
+
+Recall across conversations runs at every turn; reading and stacking a user's thousands of vectors
+each time costs more than the rest of recall. So each (user, scope, model, dimension) keeps its
+matrix here, rows L2-normalised, with the *version* it was read at: the count of the user's
+embedded items and the newest `changed_at` among them, which every write changes (a new vector, a
+new scope, an item gone). A turn reads the version (one index-only query), and only a changed one
+reads the vectors again, so another process's writes are seen at the next turn. At most
+`max_bytes` of matrices are kept, the least recently used dropped first.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from collections.abc import Hashable, Sequence
+
+VECTOR = np.dtype("<f4")
+MAX_BYTES = 64 * 1024 * 1024
+
+
+def normalised(vector: Sequence[float] | np.ndarray) -> np.ndarray:
+    array = np.asarray(vector, dtype=VECTOR)
+    norm = float(np.linalg.norm(array))
+    return array / norm if norm else array
+
+
+@dataclass(frozen=True, slots=True)
+class Matrix:
+    version: tuple[Any, ...]
+    ids: tuple[str, ...]
+    conversations: tuple[str, ...]
+    rows: np.ndarray  # float32 (items, dimension), each row of norm 1 (or 0)
+
+    @classmethod
+    def of(cls, version: tuple[Any, ...], found: Sequence[Any], dimension: int) -> Matrix:
+        """From (id, conversation_id, vector bytes) rows; those of another dimension are left out."""
+        kept = [r for r in found if len(r.vector) == dimension * VECTOR.itemsize]
+        rows = np.frombuffer(b"".join(r.vector for r in kept), dtype=VECTOR).reshape(len(kept), dimension)
+        norms = np.linalg.norm(rows, axis=1, keepdims=True)
+        unit = rows / np.where(norms == 0, 1.0, norms)
+        return cls(version, tuple(r.id for r in kept), tuple(r.conversation_id for r in kept), unit)
+
+    def best(self, query: np.ndarray, exclude: str | None, count: int) -> list[tuple[str, str, float]]:
+        """Up to `count` (id, conversation id, cosine) above 0, best first; `exclude`'s left out."""
+        if not self.ids or not query.any():
+            return []
+        scores = self.rows @ query
+        if exclude is not None:
+            scores = np.where(np.asarray(self.conversations, dtype=object) == exclude, -1.0, scores)
+        order = np.argsort(-scores, kind="stable")[:count]
+        return [(self.ids[i], self.conversations[i], float(scores[i])) for i in order if scores[i] > 0.0]
+
+
+class RecallMatrices:
+    def __init__(self, max_bytes: int = MAX_BYTES) -> None:
+        self._matrices: OrderedDict[Hashable, Matrix] = OrderedDict()
+        self._bytes = 0
+        self._max_bytes = max_bytes
+
+    def get(self, key: Hashable, version: tuple[Any, ...]) -> Matrix | None:
+        matrix = self._matrices.get(key)
+        if matrix is None or matrix.version != version:
+            return None
+        self._matrices.move_to_end(key)
+        return matrix
+
+    def put(self, key: Hashable, matrix: Matrix) -> None:
+        old = self._matrices.pop(key, None)
+        self._bytes -= old.rows.nbytes if old is not None else 0
+        if matrix.rows.nbytes > self._max_bytes:
+            return  # too big to keep: read again next time
+        self._matrices[key] = matrix
+        self._bytes += matrix.rows.nbytes
+        while self._bytes > self._max_bytes:
+            _, dropped = self._matrices.popitem(last=False)
+            self._bytes -= dropped.rows.nbytes

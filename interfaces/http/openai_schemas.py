@@ -1,0 +1,128 @@
+"""The body of `POST /v1/chat/completions`, as OpenAI's API defines it, read into memagent's terms.
+
+Parameters stock clients send and memagent has no use for (penalties, seed, `stop`, `store`…) are
+accepted and ignored. Those whose meaning memagent cannot honour are refused with 400
+`unsupported_parameter` naming them, never silently ignored: `n` > 1, `logprobs`/`top_logprobs`,
+a `response_format` other than text, client-side `tools`/`functions` (configure tools on the
+agent), and `tool`/`function` messages or assistant `tool_calls` in the history.
+"""
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from application.errors import UnsupportedParameter
+from domain.agent import ModelParams
+from domain.chat_completions import CompletionMessage, CompletionRole
+
+ROLES = {role.value: role for role in CompletionRole}
+CLIENT_TOOLS = ("Client-side tools are not offered by this API: configure the tools on the agent "
+                "(its config's `tools`, MCP servers or datasets); memagent runs them itself.")
+
+
+class StreamOptions(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    include_usage: bool = False
+
+
+class ChatMessage(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    role: str
+    content: str | list[dict[str, Any]] | None = None
+    tool_calls: list[dict[str, Any]] | None = None
+
+
+class CompletionBody(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    model: str = Field(min_length=1, max_length=300)
+    messages: list[ChatMessage] = Field(min_length=1, max_length=1000)
+    stream: bool = False
+    stream_options: StreamOptions | None = None
+    temperature: float | None = Field(None, ge=0, le=2)
+    top_p: float | None = Field(None, ge=0, le=1)
+    max_tokens: int | None = Field(None, ge=1, le=1_000_000)
+    max_completion_tokens: int | None = Field(None, ge=1, le=1_000_000)
+    user: str | None = Field(None, min_length=1, max_length=256)
+    metadata: dict[str, Any] | None = None
+    n: int | None = None
+    logprobs: bool | None = None
+    top_logprobs: int | None = None
+    response_format: dict[str, Any] | None = None
+    tools: list[Any] | None = None
+    functions: list[Any] | None = None
+
+    def check_supported(self) -> None:
+        if self.n is not None and self.n != 1:
+            raise UnsupportedParameter("`n` must be 1: memagent answers one choice per turn.", "n")
+        if self.logprobs or self.top_logprobs:
+            param = "logprobs" if self.logprobs else "top_logprobs"
+            raise UnsupportedParameter("Log probabilities are not available through memagent.", param)
+        kind = (self.response_format or {}).get("type", "text")
+        if kind != "text":
+            raise UnsupportedParameter(f"`response_format` {kind!r} is not supported: only text answers.",
+                                       "response_format")
+        for param in ("tools", "functions"):
+            if getattr(self, param):
+                raise UnsupportedParameter(CLIENT_TOOLS, param)
+
+    def params(self) -> ModelParams | None:
+        max_tokens = self.max_completion_tokens or self.max_tokens
+        if self.temperature is None and self.top_p is None and max_tokens is None:
+            return None
+        return ModelParams(self.temperature, max_tokens, self.top_p)
+
+    def conversation(self) -> str | None:
+        named = (self.metadata or {}).get("conversation_id")
+        return named if isinstance(named, str) and named else None
+
+    def completion_messages(self) -> tuple[CompletionMessage, ...]:
+        return tuple(_message(index, message) for index, message in enumerate(self.messages))
+
+
+def _message(index: int, message: ChatMessage) -> CompletionMessage:
+    where = f"messages[{index}]"
+    role = ROLES.get(message.role)
+    if role is None:
+        if message.role in ("tool", "function"):
+            raise UnsupportedParameter(CLIENT_TOOLS, f"{where}.role")
+        raise UnsupportedParameter(f"{where}: the role {message.role!r} is not one of OpenAI's.", f"{where}.role")
+    if message.tool_calls:
+        raise UnsupportedParameter(CLIENT_TOOLS, f"{where}.tool_calls")
+    if message.content is None or isinstance(message.content, str):
+        return CompletionMessage(role, message.content or "")
+    texts, images = [], []
+    for part in message.content:
+        kind = part.get("type")
+        if kind == "text" and isinstance(part.get("text"), str):
+            texts.append(part["text"])
+        elif kind == "image_url" and isinstance(url := (part.get("image_url") or {}).get("url"), str):
+            images.append(url)
+        else:
+            raise UnsupportedParameter(f"{where}: a content part of type {kind!r} is not supported "
+                                       "(text and image_url are).", f"{where}.content")
+    return CompletionMessage(role, "\n".join(texts), tuple(images))
+
+
+def completion_data(
+    message_id: str, model: str, created: int, answer: str, finish_reason: str | None, usage: dict[str, int]
+) -> dict[str, Any]:
+    return {
+        "id": message_id, "object": "chat.completion", "created": created, "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": answer, "refusal": None},
+                     "finish_reason": finish_reason, "logprobs": None}],
+        "usage": usage,
+    }
+
+
+def chunk_data(
+    message_id: str, model: str, created: int, delta: dict[str, Any], finish_reason: str | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    return {
+        "id": message_id, "object": "chat.completion.chunk", "created": created, "model": model,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}], **extra,
+    }
+
