@@ -54,37 +54,61 @@ class Extraction:
 USER_FACT_TYPES = frozenset((
     # who they are
     "name", "full_name", "first_name", "last_name", "nickname", "age", "birthday", "date_of_birth", "gender",
-    "pronouns", "nationality", "language", "languages", "native_language",
+    "pronouns", "nationality", "language", "languages", "native_language", "blood_type",
     # how to reach them, where they live
     "email", "phone", "phone_number", "mobile", "address", "home_address", "city", "hometown", "country",
     "home_country", "timezone", "time_zone",
     # what they do
     "job", "occupation", "profession", "employer", "company", "workplace", "school", "university",
-    "education",
+    "education", "learning", "plays", "supports", "saving_for",
     # what they eat and like
     "diet", "allergy", "allergies", "likes", "dislikes", "preference", "preferences", "hobby", "hobbies",
-    # who they live with
-    "family", "spouse", "partner", "wife", "husband", "children", "kids", "pet", "pets",
+    "coffee_order", "usual_order", "drink_order",
+    # who they live with, what they own
+    "family", "spouse", "partner", "wife", "husband", "children", "kids", "pet", "pets", "car",
 ))
 # `<relation>_…` is a fact about someone close to the user ("dog_name", "wife_birthday", "son_age"),
 # where a bare `*_name` may well be the task's ("restaurant_name", "hotel_name").
 RELATIONS = frozenset((
-    "dog", "cat", "pet", "wife", "husband", "partner", "spouse", "boyfriend", "girlfriend", "fiance", "fiancee",
+    "dog", "cat", "pet", "kitten", "puppy", "rabbit", "hamster", "parrot",
+    "wife", "husband", "partner", "spouse", "boyfriend", "girlfriend", "fiance", "fiancee",
     "son", "daughter", "child", "kid", "baby", "mother", "mom", "mum", "father", "dad", "brother", "sister",
     "grandmother", "grandfather", "grandma", "grandpa", "aunt", "uncle", "cousin", "friend", "best_friend",
 ))
 USER_PREFIXES = ("favourite_", "favorite_", "fav_", "preferred_")  # "favourite_colour", "preferred_airline"
 USER_SUFFIXES = ("_preference", "_allergy", "_diet")  # "seat_preference", "food_allergy"
+# The task state among the user's own things: a type holding one of these words (or its plural)
+# is `conversation` even when the user says "my …" ("my flight is at 9", "my trip to Rome is in May",
+# "my order number is 1234"), unless the table above has it ("coffee_order", "seat_preference").
+# Chinese ones count anywhere in the type (我的航班是…).
+TASK_NOUNS = frozenset((
+    "booking", "reservation", "flight", "train", "bus", "trip", "journey", "itinerary", "hotel", "room",
+    "restaurant", "table", "ticket", "seat", "meeting", "appointment", "call", "interview", "deadline",
+    "destination", "departure", "arrival", "date", "time", "day", "plan", "schedule", "order", "delivery",
+    "parcel", "package", "reference", "confirmation", "budget", "request", "task", "reminder", "intent",
+    "conversation", "chat",
+))
+TASK_NOUNS_ZH = ("航班", "预订", "预约", "会议", "订单", "酒店", "行程", "日期", "时间", "目的地", "票", "座位",
+                 "房间", "餐厅", "任务", "计划")
 
 
-def default_scope(kind: str) -> EntityScope:
-    """The scope of an entity type by the table above; unknown types are conversation state."""
+def default_scope(kind: str, *, owned: bool = False) -> EntityScope:
+    """The scope of an entity type by the table above. `owned`: the user stated the value as a thing
+    of theirs ("my car is…", "our anniversary is…", 我的车是…): a type the table does not know is then
+    a user fact, unless it is task state (TASK_NOUNS). Otherwise unknown types are conversation state."""
     key = re.sub(r"[^\w]+", "_", kind.strip().casefold()).strip("_")  # as `entity_type` keys it
     user = (
         key in USER_FACT_TYPES or key in RELATIONS or key.startswith(USER_PREFIXES) or key.endswith(USER_SUFFIXES)
         or any(key.startswith(f"{relation}_") for relation in RELATIONS)
     )
-    return EntityScope.USER if user else EntityScope.CONVERSATION
+    return EntityScope.USER if user or (owned and not _task_state(key)) else EntityScope.CONVERSATION
+
+
+def _task_state(key: str) -> bool:
+    """Whether a type (keyed) names the task's state: it holds a word of TASK_NOUNS, or its plural."""
+    padded = f"_{key}_"
+    return (any(f"_{noun}_" in padded or f"_{noun}s_" in padded for noun in TASK_NOUNS)
+            or any(noun in padded for noun in TASK_NOUNS_ZH))
 
 
 def read_extraction(payload: object) -> Extraction:

@@ -1,4 +1,4 @@
-"""`memagent` command line: serve, migrate, mcp, keys (create, list, revoke), agents (list, export, import)."""
+"""`memagent` command line: serve, migrate, mcp, keys (create, list, revoke), agents (list, export, import), chat."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from infrastructure.models.scripted_model import HOW_TO_CONFIGURE
 from infrastructure.persistence.migrate import run_migrations
 from interfaces.app import build_container, create_app
 from interfaces.cli_agents import add_agents_commands, run_agents_command
+from interfaces.cli_chat import add_chat_command, run_chat
 from interfaces.lifecycle import start_backends, stop_backends
 from interfaces.settings import Settings
 from interfaces.settings_checks import settings_problem
@@ -54,6 +55,7 @@ def _parser() -> argparse.ArgumentParser:
     revoke = keys.add_parser("revoke", help="revoke a key by id; requests with it are refused at once")
     revoke.add_argument("id", help="the key's id, as `memagent keys list` shows it")
     add_agents_commands(commands)
+    add_chat_command(commands)
     return parser
 
 
@@ -213,6 +215,8 @@ def _mcp(settings: Settings, owner: str | None) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "chat":  # a client of a running server: none of the server's settings or logging
+        return run_chat(args)
     quiet = args.command in ("keys", "agents")  # its output is meant to be read, or parsed, by a person
     logging.basicConfig(
         level=logging.WARNING if quiet else logging.INFO,

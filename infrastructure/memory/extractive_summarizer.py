@@ -4,8 +4,16 @@ It keeps the user's own sentences — scored for what a summary must keep (facts
 user, decisions, preferences, unfinished tasks: first-person statements, "my …", "remind
 me …", names, numbers, dates) — drops small talk, and trims to the bound, dropping the
 least salient (then the oldest) sentences first. A newer sentence that states a single-valued
-fact again ("my X is …", a name, a city, an employer… as the rule-based extractor reads them)
-replaces the older one. The assistant's words are not kept: offline, they are scripted.
+fact again ("my X is …", "our X is …", a name, a city, an employer… as the rule-based extractor
+reads them) replaces the older one. The assistant's words are not kept: offline, they are scripted.
+
+Dropped as holding no fact of the user's: small talk, questions (unless they ask for a task: "can
+you remind me to…?"), and requests to the assistant — a sentence opening (after "hi", "ok",
+"please"…) with "tell / give / show me", "can / could / would / will you", "please", summarise,
+explain, list, write, translate, describe, suggest, recommend, compare… ("Tell me a fun fact about
+octopuses.") — unless the request holds a cue (a first-person, preference, task, decision or day
+word, an address: "Write a poem for my mum's birthday."); a name or a number alone is the request's
+topic ("Give me 3 facts about the Roman empire."), not a fact about the user.
 """
 
 from __future__ import annotations
@@ -19,7 +27,8 @@ from typing import TYPE_CHECKING
 
 from application.ports.memory_models import Summarizer
 from domain.memory_summary import SummaryLimit, is_cjk
-from infrastructure.memory.rule_entity_extractor import bounded, sentence_entities, word_alternatives
+from infrastructure.memory.entity_patterns import word_alternatives
+from infrastructure.memory.rule_entity_extractor import bounded, sentence_entities
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -45,11 +54,23 @@ _CUES = re.compile(
     r"|(?<![\w.+-])[\w.+-]+@[\w-]+\.\w+|\d|我|要|需要|喜欢|名字|住|明天|后天",
     re.IGNORECASE,
 )
+# A request to the assistant, from the sentence's start (see the module's docstring).
+_ASKS_ASSISTANT = re.compile(
+    r"^(?:(?:hi|hey|hello|ok|okay|so|now|and|also|alright|please|pls)\b[\s,!]*){0,3}" + word_alternatives(
+        "tell me|give me|show me|send me|teach me|help me|walk me through|quiz me|let me know|can you|could you|"
+        "would you|will you|can u|please|pls|summarise|summarize|sum up|explain|list|write|rewrite|translate|"
+        "describe|suggest|recommend|compare|define|draft|generate|create|brainstorm|outline|rephrase|paraphrase|"
+        "calculate|convert|find|search|look up"
+    ) + r"\b",
+    re.IGNORECASE,
+)
 _REQUEST = re.compile(r"\b(?:remind me|don't let me forget|i (?:still )?(?:need|have) to)\b", re.IGNORECASE)
 _PROPER = re.compile(r"(?<!^)(?<![.!?]\s)\b[A-Z][a-z]+")
-_MANY_VALUED = {"task", "date", "likes", "dislikes", "preference", "allergy"}
+_MANY_VALUED = {"task", "date", "likes", "dislikes", "preference", "allergy", "plays", "learning", "supports",
+                "saving_for"}
 _ANY_DAY = date(2000, 1, 1)  # dates are not compared, only the types stated
-_MY_SUBJECT = re.compile(r"^(?:\w+,?\s+)?(my\s+(?:[\w'-]+\s+){0,3}?[\w'-]+)\s+(?:is|are|was)\b", re.IGNORECASE)
+_MY_SUBJECT = re.compile(r"^(?:\w+,?\s+)?((?:my|our)\s+(?:[\w'-]+\s+){0,3}?[\w'-]+)\s+(?:is|are|was)\b",
+                         re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +93,10 @@ def salience(sentence: str) -> float:
     if _SMALL_TALK.match(sentence.strip()) and len(words) <= 6:
         return 0.0
     read = bounded(sentence)
-    cues = len(_CUES.findall(read)) + len(_PROPER.findall(read))
+    found = _CUES.findall(read)
+    if _ASKS_ASSISTANT.match(read.lstrip()) and all(cue.isdigit() for cue in found):
+        return 0.0  # a request to the assistant, with no cue of a fact about the user
+    cues = len(found) + len(_PROPER.findall(read))
     if sentence.rstrip().endswith(("?", "？")) and not _REQUEST.search(read):
         return 0.0  # a question holds no fact, unless it asks for a task ("can you remind me to…?")
     if not cues and len(words) < 4 and not is_cjk(sentence):
@@ -82,10 +106,10 @@ def salience(sentence: str) -> float:
 
 @lru_cache(maxsize=4096)
 def _subjects(sentence: str) -> frozenset[str]:
-    """What a sentence states that can only have one value: "my X is …" subjects and the extractor's
+    """What a sentence states that can only have one value: "my/our X is …" subjects and the extractor's
     single-valued types (name, city, employer…). A newer sentence stating one replaces the older."""
     mine = _MY_SUBJECT.match(bounded(sentence).strip())
-    found = {f"my {' '.join(mine.group(1).casefold().split())}"} if mine else set()
+    found = {" ".join(mine.group(1).casefold().split())} if mine else set()
     for kind, _, confidence in sentence_entities(sentence, _ANY_DAY):
         if kind not in _MANY_VALUED and confidence >= 0.7:
             found.add(kind)

@@ -7,10 +7,14 @@ Chinese ones) → type (confidence), [scope]:
 - "my name is Ada", 我叫…, 我的名字是… → `name` (0.95); "call me Ada" → `name` (0.85);
   "I'm Ada" (a capitalised word) → `name` (0.6: kept, below the prompt threshold) [user]
 - an e-mail address → `email` (0.98); a phone number (+33 6 12 34 56 78, 555-123-4567) → `phone` (0.9) [user]
-- "I live in / moved to / am moving to Lisbon", 我住在… → `city` (0.9); "I'm from Porto" → `hometown` (0.85) [user]
-- "my <thing> is <value>" → `<thing>` (0.9), scoped by its type: "my favourite colour is teal" →
-  `favourite_colour` [user], "my dog's name is Rex" → `dog_name` [user], "my flight is at 9" → `flight`
-  [conversation]
+- "I live in / moved to / am moving to Lisbon", 我住在… → `city` (0.9), a time phrase after the city left
+  out ("I moved to Hangzhou last month / recently / in 2020" → Hangzhou); "I'm from Porto" → `hometown`
+  (0.85) [user]
+- "my <thing> is <value>" → `<thing>` (0.9), "our <thing> is <value>" → `<thing>` (0.85), 我的X是Y → `X`
+  (0.85), the Chinese type as written: "my favourite colour is teal" → `favourite_colour`, "my dog's name
+  is Rex" → `dog_name`, "my car is a Fiat" → `car`, "our wedding anniversary is on September 12" →
+  `wedding_anniversary` [user]; "my flight is at 9" → `flight`, and any task state [conversation]
+- 我最喜欢的X是Y → `favourite_X` (0.85) [user]
 - today, tonight, tomorrow, the day after tomorrow, in 3 days, next Friday, on May 3, 2026-05-17,
   今天/明天/后天/大后天 → `date`, resolved against the message's day (a weekday: its next
   occurrence), e.g. "the day after tomorrow (2026-01-03)": 0.85 with a scheduling word (book,
@@ -21,20 +25,30 @@ Chinese ones) → type (confidence), [scope]:
   (0.9) [user]
 - "I'm 34 (years old)" → `age` (0.9); "I work as a nurse" → `job`, "I work at / for Acme" → `employer`
   (0.85) [user]
+- "I play (the) cello / tennis" → `plays` (0.85); "I'm learning / studying Japanese" → `learning` (0.85);
+  "I support (the) Benfica" (a capitalised name) → `supports` (0.85), "I'm a (big) fan of X" → `supports`
+  (0.8); "I'm saving (up) for X" → `saving_for` (0.8): the instrument, sport, subject or fan's thing is
+  one to three words, up to a preposition or time word ("the cello in an orchestra" → cello) [user]
+- "a / my / our cat, dog, kitten, puppy, rabbit, hamster, parrot called / named Miso" (a capitalised
+  name) → `<pet>_name` (0.85) [user]
 - "remind me to X", "I need / have / still have to X", "don't let me forget to X", 提醒我… → `task` (0.8)
   [conversation]
 
 The scope is the type's, from the table of `domain.entity_extraction.default_scope`: user facts
 (name, contact, city, hometown, job, employer, diet, allergy, likes, dislikes, preference, age,
-birthday, family and pets, `favourite_*`, `<relation>_*` such as `dog_name`) are `user`; the task's
-state (date, task, intent and any type the table does not know) is `conversation`. `explicit` is
-true for a direct statement (every pattern of confidence 0.8 and up: the user's own words) and
-false for the guesses below it: a bare "I'm Ada", a date without a scheduling word, a date in a
-question.
+birthday, family and pets, plays, learning, supports, saving_for, `favourite_*`, `<relation>_*` such as
+`dog_name`) are `user`; the task's state (date, task, intent) is `conversation`. A type the table does
+not know is the user's own thing, said as "my/our X is" or 我的X是 (a car, a blood type, a gym class), so
+it is `user`, unless it is task state by the table's TASK_NOUNS (booking, flight, trip, ticket, time…).
+`explicit` is true for a direct statement (every pattern of confidence 0.8 and up: the user's own
+words) and false for the guesses below it: a bare "I'm Ada", a date without a scheduling word, a date
+in a question.
 
-A negated statement ("my car is not red") yields nothing. Intent: `ask` (a question),
-`correct` ("actually", "change it", "make it", "instead"), `task`, `inform` (entities found),
-`small_talk`, else `chat`.
+A negated statement yields nothing: a negated value ("my car is not red", 我的车不是红色的) or a
+negation earlier in the clause ("I don't think my car is red", "I never had a cat called Miso").
+
+Intent: `ask` (a question), `correct` ("actually", "change it", "make it", "instead"), `task`,
+`inform` (entities found), `small_talk`, else `chat`.
 """
 
 from __future__ import annotations
@@ -46,23 +60,13 @@ from typing import TYPE_CHECKING, Any
 
 from application.ports.memory_models import EntityExtractor
 from domain.entity_extraction import default_scope
+from infrastructure.memory.entity_patterns import EMAIL, MONTHS, MY_THING, PATTERNS, PHONE, WEEKDAYS, word_alternatives
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from domain.memory import Exchange
 
-_WORD = r"[A-Z][\w'-]*"
-_NAME = rf"({_WORD}(?:\s+{_WORD}){{0,2}})"
-_END = r"(?=\s*(?:[.!?;,]|\band\b|\bbut\b|\bso\b|$))"
-# The shortest text (at least one character) up to the end of the clause, as `(.+?)\s*(?:…)` had it,
-# in linear time: it may end only on a non-space (or after its first character), the spaces after it
-# are taken at once (`\s*+`), and a line's end ends it too (no sentence holds one: they are split
-# at newlines), so every start that reaches the clause matches, and its text is never scanned again.
-_CLAUSE = r"(.(?:.*?(?<!\s))??)\s*+(?:[.!?;]|,\s*+(?:and|but|so)\b|$|(?=\n))"
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
-           "october", "november", "december")
 _PRONOUNS = {"it", "that", "this", "them", "you", "him", "her", "those", "these", "one", "so", "too"}
 _NOT_SUBJECTS = {"point", "question", "problem", "bad", "guess", "pleasure", "turn", "fault", "answer",
                  "opinion", "idea", "issue", "concern", "god", "goodness", "gosh", "mistake", "take"}
@@ -89,50 +93,10 @@ def bounded(sentence: str) -> str:
     return cut[:space] if space > 0 else cut
 
 
-def word_alternatives(words: str) -> str:
-    r"""`(?:w1|w2|…)` for `|`-separated words (each starting with a plain letter), written so that a
-    position is tried against the words of its first letter only: `(?=[im])(?:i(?:'m| am)|m(?:y|ine))`.
-    The same matches as the plain alternation, several times faster on long text."""
-    groups: dict[str, list[str]] = {}
-    for word in words.split("|"):
-        groups.setdefault(word[0], []).append(word[1:])
-    firsts = "".join(groups)
-    return f"(?=[{firsts}])(?:" + "|".join(f"{first}(?:{'|'.join(rest)})" for first, rest in groups.items()) + ")"
-
-
 def _rx(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE)
 
 
-_PATTERNS: tuple[tuple[re.Pattern[str], str, float], ...] = (
-    (re.compile(rf"\b[Mm]y name is {_NAME}{_END}"), "name", 0.95),
-    (re.compile(rf"\b(?:[Cc]all me|I go by) {_NAME}{_END}"), "name", 0.85),
-    (re.compile(rf"\bI(?:'m| am) ({_WORD}){_END}"), "name", 0.6),
-    (_rx(rf"\bI (?:live|am living|'m living|moved|have moved|am moving|'m moving|relocated) (?:in|to) {_NAME}{_END}"),
-     "city", 0.9),
-    (re.compile(rf"\bI(?:'m| am) (?:from|based in) {_NAME}{_END}"), "hometown", 0.85),
-    (_rx(r"\bI(?:'m| am) (vegan|vegetarian|pescatarian|gluten[- ]free|lactose[- ]intolerant)\b"), "diet", 0.9),
-    (_rx(rf"\bI(?:'m| am) allergic to {_CLAUSE}"), "allergy", 0.9),
-    (_rx(r"\bI(?:'m| am) (\d{1,3})(?: years old| yo)?(?=\s*(?:[.!?,;]|$))"), "age", 0.9),
-    (_rx(r"\bI work as (?:an? )?" + _CLAUSE), "job", 0.85),
-    (_rx(r"\bI work (?:at|for) " + _CLAUSE), "employer", 0.85),
-    (_rx(r"\bI (?:really |also |much )?prefer " + _CLAUSE), "preference", 0.85),
-    (_rx(r"\bI (?:really |also )?(?:like|love|enjoy|adore) " + _CLAUSE), "likes", 0.8),
-    (_rx(r"\bI (?:really )?(?:hate|dislike|can't stand|cannot stand|don't like|do not like) " + _CLAUSE),
-     "dislikes", 0.8),
-    (_rx(r"\b(?:remind me to|don't let me forget to|do not let me forget to|I (?:still )?(?:need|have|got) to|"
-         r"I must|I have yet to|to-?do:) " + _CLAUSE), "task", 0.8),
-    (re.compile(r"我叫([^\s，。！？,.!?]{1,10})"), "name", 0.95),
-    (re.compile(r"我的名字是([^\s，。！？,.!?]{1,10})"), "name", 0.95),
-    (re.compile(r"我住在([^\s，。！？,.!?]{1,20})"), "city", 0.9),
-    (re.compile(r"我喜欢([^\s，。！？,.!?]{1,20})"), "likes", 0.8),
-    (re.compile(r"提醒我([^\s，。！？,.!?]{1,40})"), "task", 0.8),
-)
-_MY_THING = _rx(r"\bmy ((?:[\w'-]+\s+){0,3}?[\w'-]+) (?:is|are|was|will be) (?:now |actually |still )?" + _CLAUSE)
-# An address starts where a run of its characters does: from inside a run, the run's start matches
-# first, and trying every position of a long run to find no "@" made it quadratic.
-_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
-_PHONE = re.compile(r"(?<![\w+])(\+\d[\d ().-]{7,}\d|\(?\d{3}\)?[ .-]\d{3}[ .-]\d{4})(?!\w)")
 _QUESTION = _rx(r"^(?:what|when|where|who|whom|which|why|how|do|does|did|is|are|can|could|would|will|should)\b")
 _CORRECTION = _rx(r"\b(?:actually|change it|make it|instead|update|correction|not anymore|no longer)\b")
 _SMALL_TALK = _rx(r"^(?:hi|hello|hey|thanks|thank you|ok|okay|cool|great|nice|lol|haha|bye|good (?:morning|night))\b")
@@ -144,6 +108,11 @@ _SCHEDULING = _rx(
     ) + r"\b|订|预约|改到|安排"
 )
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
+# A negation in the clause before a statement: the text after the last clause break (a punctuation
+# mark, "but", "and", "so") holds "not", "never", "…n't", or a "no" after a word ("I have no dog
+# called Rex"; a leading "No I live in Porto" is a correction, not a negation).
+_CLAUSE_BREAK = _rx(r"[,.;:!?]|\b(?:but|and|so)\b")
+_DENIAL = _rx(r"\b(?:not|never)\b|n't\b|(?<=\w )no\b")
 
 
 def _dates(text: str, today: date) -> Iterator[tuple[str, date]]:
@@ -166,12 +135,12 @@ def _date_matches(lower: str, today: date) -> Iterator[tuple[str, date]]:
     if match := re.search(r"\bin (\d{1,3}) days?\b", lower):
         yield match.group(0), today + timedelta(days=int(match.group(1)))
         return
-    if match := re.search(rf"\b(?:(next|this|on) )?({'|'.join(_WEEKDAYS)})\b", lower):
-        ahead = (_WEEKDAYS.index(match.group(2)) - today.weekday()) % 7 or 7
+    if match := re.search(rf"\b(?:(next|this|on) )?({'|'.join(WEEKDAYS)})\b", lower):
+        ahead = (WEEKDAYS.index(match.group(2)) - today.weekday()) % 7 or 7
         yield match.group(0), today + timedelta(days=ahead)
         return
-    if match := re.search(rf"\b({'|'.join(_MONTHS)}) (\d{{1,2}})(?:st|nd|rd|th)?\b", lower):
-        month, day = _MONTHS.index(match.group(1)) + 1, int(match.group(2))
+    if match := re.search(rf"\b({'|'.join(MONTHS)}) (\d{{1,2}})(?:st|nd|rd|th)?\b", lower):
+        month, day = MONTHS.index(match.group(1)) + 1, int(match.group(2))
         try:
             when = date(today.year, month, day)
         except ValueError:
@@ -197,6 +166,42 @@ def _negated(text: str) -> bool:
     return bool(re.match(r"^(?:not|no longer|never|n't)\b", text.strip(), re.IGNORECASE))
 
 
+def _denied(sentence: str, start: int) -> bool:
+    """Whether the clause before `start` negates what follows ("I don't have a dog called Rex")."""
+    before = _CLAUSE_BREAK.split(sentence[max(0, start - 60) : start])[-1]
+    return bool(_DENIAL.search(before))
+
+
+def _my_things(sentence: str) -> list[Found]:
+    """ "my X is Y" (0.9) and "our X is Y" (0.85) → type X, value Y."""
+    found: list[Found] = []
+    for match in MY_THING.finditer(sentence):
+        owner, subject, value = match.group(1).casefold(), match.group(2), _clean(match.group(3))
+        if subject.split()[-1].casefold() in _NOT_SUBJECTS or _negated(value) or value.casefold() in _PRONOUNS:
+            continue
+        if subject.casefold() in _SPECIAL_SUBJECTS or _denied(sentence, match.start()):
+            continue  # their own patterns have the special ones
+        if value and len(value.split()) <= 12:
+            found.append((_thing_type(subject), value, 0.9 if owner == "my" else 0.85))
+    return found
+
+
+def _table_entities(sentence: str) -> list[Found]:
+    """What the pattern table reads; a two-group row names the type from its first group."""
+    found: list[Found] = []
+    for pattern, kind, confidence in PATTERNS:
+        for match in pattern.finditer(sentence):
+            value = _clean(match.group(pattern.groups))
+            if not value or value.casefold() in _PRONOUNS or _negated(value) or len(value.split()) > 12:
+                continue
+            if kind == "name" and confidence < 0.7 and value.casefold() in {"sure", "sorry", "fine", "here", "back"}:
+                continue
+            if _denied(sentence, match.start()):
+                continue
+            found.append((kind.format(match.group(1).casefold()) if pattern.groups > 1 else kind, value, confidence))
+    return found
+
+
 def sentence_entities(sentence: str, today: date) -> list[Found]:
     """The entities one sentence states (within its first MAX_SENTENCE characters)."""
     sentence = bounded(sentence)
@@ -206,31 +211,16 @@ def sentence_entities(sentence: str, today: date) -> list[Found]:
         for phrase, when in _dates(sentence, today):
             found.append(("date", f"{phrase} ({when.isoformat()})", 0.5))
         return found
-    for email in _EMAIL.findall(sentence):
+    for email in EMAIL.findall(sentence):
         found.append(("email", email, 0.98))
     if not found:
-        for phone in _PHONE.findall(sentence):
+        for phone in PHONE.findall(sentence):
             found.append(("phone", " ".join(phone.split()), 0.9))
-    covered = ""
-    for match in _MY_THING.finditer(sentence):
-        subject, value = match.group(1), _clean(match.group(2))
-        if subject.split()[-1].casefold() in _NOT_SUBJECTS or _negated(value) or value.casefold() in _PRONOUNS:
-            continue
-        if subject.casefold() in _SPECIAL_SUBJECTS:
-            continue  # their own patterns have them
-        if value and len(value.split()) <= 12:
-            found.append((_thing_type(subject), value, 0.9))
-            covered += " " + value
-    for pattern, kind, confidence in _PATTERNS:
-        for match in pattern.finditer(sentence):
-            value = _clean(match.group(1))
-            if not value or value.casefold() in _PRONOUNS or _negated(value) or len(value.split()) > 12:
-                continue
-            if kind == "name" and confidence < 0.7 and value.casefold() in {"sure", "sorry", "fine", "here", "back"}:
-                continue
-            found.append((kind, value, confidence))
+    mine = _my_things(sentence)
+    found += mine + _table_entities(sentence)
+    covered = " ".join(value for _, value, _ in mine).casefold()
     for phrase, when in _dates(sentence, today):
-        if phrase.casefold() not in covered.casefold():
+        if phrase.casefold() not in covered:
             sure = 0.85 if _SCHEDULING.search(sentence) else 0.6  # "nice weather today" sets no date
             found.append(("date", f"{phrase} ({when.isoformat()})", sure))
     return found
@@ -257,8 +247,11 @@ def extraction(query: str, today: date) -> dict[str, Any]:
     for sentence in (s.strip() for s in _SENTENCES.split(query)):
         if sentence:
             found.extend(sentence_entities(sentence, today))
+    # Every pattern reads the user's own statement: a type the scope table does not know came from
+    # "my/our X is", 我的X是, and is theirs unless it is task state.
     entities: list[dict[str, Any]] = [
-        {"type": k, "value": v, "confidence": c, "scope": default_scope(k).value, "explicit": c >= EXPLICIT_FROM}
+        {"type": k, "value": v, "confidence": c, "scope": default_scope(k, owned=True).value,
+         "explicit": c >= EXPLICIT_FROM}
         for k, v, c in found
     ]
     return {"intent": intent_of(query, found), "entities": entities}

@@ -32,6 +32,31 @@ def test_the_task_at_hand_and_unknown_types_are_conversation_scoped(kind: str) -
     assert default_scope(kind) is CONVERSATION
 
 
+@pytest.mark.parametrize("kind", ["car", "coffee_order", "gym_class", "blood_type", "wedding_anniversary", "车"])
+def test_a_thing_the_user_calls_theirs_is_user_scoped(kind: str) -> None:
+    assert default_scope(kind, owned=True) is USER
+
+
+@pytest.mark.parametrize(
+    "kind", ["booking", "reservation", "flight", "meeting", "appointment", "order_number", "table", "ticket",
+             "deadline", "destination", "date", "time", "trip", "trip_to_rome", "hotel_name", "flights", "航班",
+             "酒店地址", "task"],
+)
+def test_a_thing_the_user_calls_theirs_is_conversation_scoped_when_it_is_task_state(kind: str) -> None:
+    assert default_scope(kind, owned=True) is CONVERSATION
+
+
+@pytest.mark.parametrize("kind", ["coffee_order", "seat_preference", "favourite_time", "birthday", "time_zone"])
+def test_the_user_fact_table_wins_over_a_task_noun_in_the_type(kind: str) -> None:
+    assert default_scope(kind) is USER
+    assert default_scope(kind, owned=True) is USER
+
+
+@pytest.mark.parametrize("kind", ["plays", "learning", "supports", "saving_for", "kitten_name", "puppy_name"])
+def test_the_pursuit_and_pet_types_are_user_facts_by_the_table(kind: str) -> None:
+    assert default_scope(kind) is USER
+
+
 def test_a_stated_scope_and_explicit_flag_are_read() -> None:
     read = read_extraction(one(scope="conversation", explicit=True))
     assert read.entities == (ExtractedEntity("city", "Porto", 0.9, CONVERSATION, explicit=True),)

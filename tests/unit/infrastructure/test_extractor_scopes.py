@@ -9,10 +9,11 @@ import pytest
 
 from application.ports.chat_model import ModelChunk
 from domain.agent import ModelCapabilities
-from domain.entity_extraction import read_extraction
+from domain.entity_extraction import default_scope, read_extraction
 from domain.ids import MessageId
 from domain.memory import Exchange
 from domain.memory_entities import EntityScope
+from infrastructure.memory.entity_patterns import PATTERNS
 from infrastructure.memory.llm_memory_models import EXTRACTION_SPEC, LLMEntityExtractor
 from infrastructure.memory.rule_entity_extractor import RuleBasedEntityExtractor
 from tests.fakes import ScriptedModel
@@ -60,6 +61,34 @@ async def test_the_weak_patterns_are_not_explicit(query: str, expected: dict[str
 )
 async def test_direct_statements_of_lasting_facts_are_explicit_user_facts(query: str, kind: str) -> None:
     assert await scoped(query) == {kind: (USER, True)}
+
+
+@pytest.mark.parametrize(
+    ("query", "kind"),
+    [("My car is a red Fiat Panda.", "car"), ("My coffee order is a flat white.", "coffee_order"),
+     ("My gym class is on Thursday evenings.", "gym_class"), ("My blood type is O negative.", "blood_type"),
+     ("Our wedding anniversary is on September 12.", "wedding_anniversary"), ("我的车是红色的菲亚特。", "车"),
+     ("我最喜欢的城市是成都。", "favourite_城市"), ("I play the cello.", "plays"),
+     ("I'm learning Japanese.", "learning"), ("I support Benfica.", "supports"), ("I'm a fan of jazz.", "supports"),
+     ("We have a cat called Miso.", "cat_name"), ("I'm saving up for a trip to Patagonia.", "saving_for")],
+)
+async def test_the_users_own_things_and_pursuits_are_explicit_user_facts(query: str, kind: str) -> None:
+    assert await scoped(query) == {kind: (USER, True)}
+
+
+@pytest.mark.parametrize(
+    ("query", "kind"),
+    [("My flight is at 9.", "flight"), ("My booking reference is XK42.", "booking_reference"),
+     ("My order number is 1234.", "order_number"), ("Our table is by the window.", "table"),
+     ("My trip to Rome is long.", "trip_to_rome"), ("我的航班是早上九点。", "航班")],
+)
+async def test_the_users_task_nouns_stay_conversation_state(query: str, kind: str) -> None:
+    assert await scoped(query) == {kind: (CONVERSATION, True)}
+
+
+def test_a_pattern_of_a_fixed_type_is_scoped_by_the_table_alone_not_as_the_users_own_thing() -> None:
+    kinds = {kind for _, kind, _ in PATTERNS if "{}" not in kind}
+    assert {kind for kind in kinds if default_scope(kind, owned=True) is not default_scope(kind)} == set()
 
 
 async def test_a_task_is_conversation_state() -> None:

@@ -47,6 +47,45 @@ def test_facts_and_tasks_are_summarised(sentence: str) -> None:
     assert salience(sentence) > 0
 
 
+@pytest.mark.parametrize(
+    "sentence",
+    ["Tell me a fun fact about octopuses.", "Give me three questions to ask an expert on ancient Egypt.",
+     "Summarise what makes the Roman empire interesting in two sentences.", "Summarize the history of jazz.",
+     "Explain black holes simply.", "List the planets in order.", "Write a haiku about glaciers.",
+     "Translate this into French.", "Show me how origami cranes are folded.", "Can you explain tidal energy.",
+     "Could you describe Kyoto in winter.", "Please give me 3 facts about Lisbon.", "Hi, tell me about Oslo.",
+     "ok so recommend a novel about typography."],
+)
+def test_a_request_to_the_assistant_is_not_summarised(sentence: str) -> None:
+    assert salience(sentence) == 0
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    ["Write a poem for my mum's birthday.", "Can you book a table for Friday.", "Please remind me to call Marta.",
+     "Tell me what to cook, I'm vegetarian.", "Could you note that I prefer aisle seats."],
+)
+def test_a_request_holding_a_fact_or_task_cue_is_summarised(sentence: str) -> None:
+    assert salience(sentence) > 0
+
+
+async def test_a_summary_of_requests_and_facts_keeps_only_the_facts() -> None:
+    text = await ExtractiveSummarizer().condense(
+        [ex("Tell me a fun fact about volcanoes."), ex("My car is a red Fiat Panda."),
+         ex("Give me three questions to ask an expert on honeybees."), ex("I play the cello in an orchestra.")],
+        SummaryLimit(),
+    )
+    assert text == "My car is a red Fiat Panda. I play the cello in an orchestra."
+
+
+async def test_an_update_replaces_an_older_our_x_is_sentence() -> None:
+    text = await ExtractiveSummarizer().update(
+        "Our wedding anniversary is on September 12.", [ex("Sorry, our wedding anniversary is on September 21.")],
+        SummaryLimit(),
+    )
+    assert text == "Sorry, our wedding anniversary is on September 21."
+
+
 async def test_an_archive_summary_keeps_the_users_facts_and_drops_small_talk() -> None:
     text = await ExtractiveSummarizer().condense(
         [ex("Hi! My name is Ada."), ex("ok cool"), ex("Remind me to renew my passport before June. How are you?")],
@@ -89,6 +128,20 @@ async def test_name_and_city() -> None:
     }
 
 
+@pytest.mark.parametrize(
+    "query", ["I moved to Hangzhou last month.", "I moved to Hangzhou recently.", "I moved to Hangzhou in 2020.",
+              "I moved to Hangzhou two years ago, and I love it.", "I'm moving to Hangzhou next week.",
+              "I live in Hangzhou."],
+)
+async def test_a_time_phrase_after_the_city_is_not_the_city(query: str) -> None:
+    assert await found(query) == {"city": ("Hangzhou", 0.9)}
+
+
+async def test_a_negation_in_an_earlier_clause_negates_nothing_after_it() -> None:
+    assert await found("I'm not vegan but I'm vegetarian.") == {"diet": ("vegetarian", 0.9)}
+    assert await found("No I live in Porto.") == {"city": ("Porto", 0.9)}
+
+
 async def test_a_later_date_correction_is_a_new_date() -> None:
     assert await found("Book a table for tomorrow.") == {"date": ("tomorrow (2026-01-02)", 0.85)}
     assert await found("Actually, make it the day after tomorrow.") == {
@@ -121,6 +174,21 @@ async def test_a_later_date_correction_is_a_new_date() -> None:
         ("I'm Spanish.", {"name": ("Spanish", 0.6)}),
         ("Nice weather today, isn't it.", {"date": ("today (2026-01-01)", 0.6)}),
         ("Is it going to rain tomorrow?", {"date": ("tomorrow (2026-01-02)", 0.5)}),
+        ("My car is a red Fiat Panda.", {"car": ("a red Fiat Panda", 0.9)}),
+        ("My blood type is O negative.", {"blood_type": ("O negative", 0.9)}),
+        ("Our wedding anniversary is on September 12.", {"wedding_anniversary": ("on September 12", 0.85)}),
+        ("I play the cello in a community orchestra.", {"plays": ("cello", 0.85)}),
+        ("I play tennis with my brother.", {"plays": ("tennis", 0.85)}),
+        ("I'm learning Japanese in the evenings.", {"learning": ("Japanese", 0.85)}),
+        ("I am studying Brazilian Portuguese.", {"learning": ("Brazilian Portuguese", 0.85)}),
+        ("I support Benfica.", {"supports": ("Benfica", 0.85)}),
+        ("I'm a huge fan of Radiohead.", {"supports": ("Radiohead", 0.8)}),
+        ("We adopted a cat called Miso last spring.", {"cat_name": ("Miso", 0.85)}),
+        ("Our new puppy named Rex Junior is great.", {"puppy_name": ("Rex Junior", 0.85)}),
+        ("I'm saving up for a trip to Patagonia.", {"saving_for": ("trip to Patagonia", 0.8)}),
+        ("我的车是红色的菲亚特。", {"车": ("红色的菲亚特", 0.85)}),
+        ("我最喜欢的城市是成都。", {"favourite_城市": ("成都", 0.85)}),
+        ("我的名字是林美。", {"name": ("林美", 0.95)}),
     ],
 )
 async def test_documented_patterns(query: str, expected: dict[str, tuple[str, float]]) -> None:
@@ -130,7 +198,9 @@ async def test_documented_patterns(query: str, expected: dict[str, tuple[str, fl
 @pytest.mark.parametrize(
     "query",
     ["What is my favourite colour?", "My car is not red.", "my point is that it works", "I like it.", "I'm tired",
-     "ok cool"],
+     "ok cool", "I don't think my car is red.", "I don't play the cello.", "I never had a cat called Miso.",
+     "I have no dog named Rex.", "Our car isn't red.", "我的车不是红色的。", "我的生日是什么时候", "I play it safe.",
+     "I'm learning a lot.", "I'm not saving up for a car."],
 )
 async def test_no_entities_in_questions_negations_and_chatter(query: str) -> None:
     assert await found(query) == {}
