@@ -27,6 +27,16 @@ class PayloadTooLarge(InvalidInput):
     code = "payload_too_large"
 
 
+class InvalidParameter(InvalidInput):
+    """A parameter whose value is wrong, named by `param` (OpenAI's errors name it)."""
+
+    code = "invalid_parameter"
+
+    def __init__(self, message: str, param: str) -> None:
+        super().__init__(message)
+        self.param = param
+
+
 class UnsupportedMediaType(InvalidInput):
     """A document of a type that is not accepted."""
 

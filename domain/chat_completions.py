@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 
 from domain.errors import DomainError
+from domain.text import text_problem
 
 NO_HISTORY = ""  # the fingerprint of a conversation without completed turns
 JOIN = "\n\n"
@@ -75,29 +76,43 @@ def fingerprint_of(pairs: tuple[tuple[str, str], ...]) -> str:
     return fingerprint
 
 
+IMAGE_ONLY = "(image)"  # the query of a turn that sent images and no text
+
+
+def _asked(messages: list[CompletionMessage]) -> str:
+    """What user messages ask, as one query: their texts joined, or IMAGE_ONLY for images alone."""
+    query = JOIN.join(m.text.strip() for m in messages if m.text.strip())
+    return query or (IMAGE_ONLY if any(m.image_urls for m in messages) else "")
+
+
 def read_completion(messages: tuple[CompletionMessage, ...]) -> CompletionTurn:
-    """The turn a request's messages ask for; `DomainError` when there is none to answer."""
+    """The turn a request's messages ask for; `DomainError` when there is none to answer, or when a
+    text cannot be stored (a NUL, half a surrogate pair)."""
+    for index, message in enumerate(messages):
+        problem = text_problem(message.text)
+        if problem:
+            raise DomainError(f"messages[{index}]: {problem}")
     system = JOIN.join(m.text.strip() for m in messages
                        if m.role in (CompletionRole.SYSTEM, CompletionRole.DEVELOPER) and m.text.strip())
     spoken = [m for m in messages if m.role in (CompletionRole.USER, CompletionRole.ASSISTANT)]
     last_answer = max((i for i, m in enumerate(spoken) if m.role is CompletionRole.ASSISTANT), default=-1)
     trailing = spoken[last_answer + 1 :]
-    query = JOIN.join(m.text.strip() for m in trailing if m.text.strip())
-    images = tuple(url for m in trailing for url in m.image_urls)
-    if not trailing or not (query or images):
+    query = _asked(trailing)
+    if not query:
         raise DomainError("the messages end without a user message to answer")
-    return CompletionTurn(query or "(image)", images, system, _pairs(spoken[: last_answer + 1]))
+    images = tuple(url for m in trailing for url in m.image_urls)
+    return CompletionTurn(query, images, system, _pairs(spoken[: last_answer + 1]))
 
 
 def _pairs(spoken: list[CompletionMessage]) -> tuple[tuple[str, str], ...]:
     """(user, assistant) pairs: each assistant message with the user messages before it. An
     assistant message without a user one before it (a greeting) pairs with an empty query."""
-    pairs, asked = [], list[str]()
+    pairs, asked = [], list[CompletionMessage]()
     for message in spoken:
         if message.role is CompletionRole.USER:
-            asked.append(message.text.strip())
+            asked.append(message)
             continue
-        pairs.append((JOIN.join(q for q in asked if q), message.text.strip()))
+        pairs.append((_asked(asked), message.text.strip()))
         asked = []
     return tuple(pairs)
 

@@ -24,10 +24,17 @@ MAX_END_USER_CHARS = 256
 ACCOUNT_ITSELF = EndUserId("")
 
 
+# In a path (`/api/users/me/memory`) it means the caller's own end user, so no end user is named so.
+RESERVED_END_USER = "me"
+
+
 def check_end_user(value: str) -> EndUserId:
-    """A request's `user`: 1 to 256 characters that can be stored (no NUL, no half surrogate)."""
+    """A request's `user`: 1 to 256 characters that can be stored (no NUL, no half surrogate), and
+    not the reserved `me`."""
     if not value or len(value) > MAX_END_USER_CHARS:
         raise DomainError(f"user must be 1 to {MAX_END_USER_CHARS} characters")
+    if value == RESERVED_END_USER:
+        raise DomainError(f"user {RESERVED_END_USER!r} is reserved: it names the caller's own end user")
     problem = text_problem(value)
     if problem:
         raise DomainError(f"user: {problem}")

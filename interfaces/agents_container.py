@@ -18,6 +18,7 @@ from application.agents.read_parameters import ReadParameters
 from application.agents.resolve_config import ResolveConfig
 from application.agents.save_draft import SaveDraft
 from application.agents.usage_stats import ReadUsageStats
+from infrastructure.persistence.sqlalchemy_recall_index import SqlAlchemyRecallIndex
 from infrastructure.persistence.sqlalchemy_usage_stats import SqlAlchemyUsageStats
 
 if TYPE_CHECKING:
@@ -50,11 +51,13 @@ class AgentsContainer(containers.DeclarativeContainer):
     get_agent = providers.Singleton(GetAgent, store=store)
     change_agent = providers.Singleton(ChangeAgent, store=fresh, clock=clock)
     save_draft = providers.Singleton(SaveDraft, store=fresh, clock=clock)
-    publish_agent = providers.Singleton(PublishAgent, store=fresh, check=check, clock=clock)
+    # Recall's shares follow the active config (application/agents/share_memory.py).
+    sharing = providers.Singleton(SqlAlchemyRecallIndex, database=database)
+    publish_agent = providers.Singleton(PublishAgent, store=fresh, check=check, clock=clock, sharing=sharing)
     list_versions = providers.Singleton(ListVersions, store=store)
     get_version = providers.Singleton(GetVersion, store=store)
     restore_version = providers.Singleton(RestoreVersion, store=fresh, clock=clock)
-    activate_version = providers.Singleton(ActivateVersion, store=fresh, clock=clock)
+    activate_version = providers.Singleton(ActivateVersion, store=fresh, clock=clock, sharing=sharing)
     diff_versions = providers.Singleton(DiffVersions, store=store)
     # Counted by the database over the messages table, not from the agent store.
     usage_stats = providers.Singleton(SqlAlchemyUsageStats, database=database)

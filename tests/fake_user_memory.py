@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from domain.conversation import Conversation, Message
-    from domain.ids import ConversationId, MessageId
+    from domain.ids import AppId, ConversationId, MessageId, OwnerId
 
 
 class FakeUserFacts(UserFacts):
@@ -49,6 +49,7 @@ class FakeRecallIndex(RecallIndex):
     def __init__(self) -> None:
         self.items: list[tuple[FactHolder, RecallItem, list[float]]] = []
         self.asked: list[ConversationId | None] = []
+        self.agents_shared: list[tuple[OwnerId, AppId, RecallScope]] = []
 
     def add(self, holder: FactHolder, item: RecallItem, vector: list[float]) -> None:
         self.items.append((holder, item, vector))
@@ -58,6 +59,9 @@ class FakeRecallIndex(RecallIndex):
 
     async def share(self, conversation_id: ConversationId, scope: RecallScope) -> None:
         return None
+
+    async def share_agent(self, owner: OwnerId, agent_id: AppId, scope: RecallScope) -> None:
+        self.agents_shared.append((owner, agent_id, scope))
 
     async def unembedded(self, conversation_id: ConversationId, model: str) -> list[RecallItem]:
         return []

@@ -6,11 +6,13 @@ from typing import TYPE_CHECKING
 
 from application.agents.access import own_agent
 from application.agents.read_agents import version_of
+from application.agents.share_memory import share_memory
 from application.errors import Conflict
 from domain.agents import AgentConflict
 
 if TYPE_CHECKING:
     from application.ports.agent_store import AgentStore
+    from application.ports.memory_record import RecallIndex
     from application.ports.runtime import Clock
     from domain.agents import Agent
     from domain.ids import AppId, OwnerId
@@ -34,9 +36,10 @@ class RestoreVersion:
 
 
 class ActivateVersion:
-    def __init__(self, store: AgentStore, clock: Clock) -> None:
+    def __init__(self, store: AgentStore, clock: Clock, sharing: RecallIndex) -> None:
         self._store = store
         self._clock = clock
+        self._sharing = sharing
 
     async def __call__(self, agent_id: AppId, owner: OwnerId, version: int) -> Agent:
         agent = await own_agent(self._store, agent_id, owner)
@@ -47,4 +50,5 @@ class ActivateVersion:
             raise Conflict(str(refused)) from refused
         if not await self._store.update_agent(active, agent):
             raise Conflict(f"Agent {agent_id!r} changed meanwhile; read it again.")
+        await share_memory(self._store, self._sharing, active)
         return active

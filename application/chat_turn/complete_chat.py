@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from application.chat_turn.turn import ChatRequest
-from application.errors import InvalidInput
+from application.errors import InvalidParameter
 from domain.agents import EntryPoint
 from domain.chat_completions import CompletionMessage, read_completion
 from domain.errors import DomainError
@@ -49,7 +49,7 @@ class CompleteChat:
         try:
             turn = read_completion(request.messages)
         except DomainError as bad:
-            raise InvalidInput(f"messages: {bad}.") from bad
+            raise InvalidParameter(f"messages: {bad}.", "messages") from bad
         agent_id, version = await self._models.find(request.owner, request.key_agent, request.model)
         conversation = request.conversation_id
         if conversation is None and turn.history:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from domain.agents import EntryPoint
 from domain.entity_extraction import read_extraction, without_junk
 from domain.memory import Exchange, MemoryPolicy
 from domain.memory_entities import INTENT_TYPE, TASKLESS_INTENTS, Entity, EntityScope
@@ -45,7 +46,9 @@ class ExtractEntities:
         extraction = without_junk(read_extraction(payload), finished.query)
         for problem in extraction.problems:
             log.warning("entity extraction of message %s: dropped: %s", finished.id, problem)
-        holder = holder_of(finished, config) if self._facts is not None else None
+        # A debugger turn is the builder trying a draft: it never writes an end user's real facts.
+        debugging = finished.entry_point == EntryPoint.DEBUGGER.value
+        holder = holder_of(finished, config) if self._facts is not None and not debugging else None
         facts = [self._entity(e, finished) for e in extraction.entities if holder and e.scope is EntityScope.USER]
         entities = [self._entity(e, finished) for e in extraction.entities
                     if not holder or e.scope is not EntityScope.USER]

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from application.ports.embedder import Embedder
     from application.ports.memory_record import MemoryForgetting, RecallIndex, UserFacts
     from application.ports.runtime import Clock
-    from domain.ids import ConversationId
+    from domain.ids import AppId, ConversationId
 
 MAX_QUERY = 2000
 MAX_LIMIT = 50
@@ -69,10 +69,14 @@ class UserMemory:
         self._clock = clock
         self._policy = policy or MemoryPolicy()
 
-    async def read(self, holder: FactHolder) -> UserMemoryView:
+    async def read(self, holder: FactHolder, reach: AppId | None = None) -> UserMemoryView:
+        """The holder's facts, and the end user's conversations with memory (`reach`: of that agent
+        only, for an agent key, which sees no other agent's conversations)."""
         async with asyncio.TaskGroup() as reads:
             facts = reads.create_task(self._facts.user_facts(holder))
-            conversations = reads.create_task(self._forgetting.conversations_with_memory(holder.owner, holder.end_user))
+            conversations = reads.create_task(
+                self._forgetting.conversations_with_memory(holder.owner, holder.end_user, reach)
+            )
         return UserMemoryView(holder, facts.result(), tuple(conversations.result()), self._policy.entity_min_confidence)
 
     async def set_fact(self, holder: FactHolder, kind: str, value: str, confidence: float = 1.0) -> Entity:

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from domain.conversation import Conversation, Message
-from domain.ids import ConversationId, EndUserId, MessageId, OwnerId
+from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId
 from domain.memory_archive import ArchiveEntry
 from domain.memory_entities import Entity, EntitySheet
 from domain.user_memory import FactHolder, ForgetCounts, RecallItem, RecallScope, ScoredItem
@@ -57,6 +57,11 @@ class RecallIndex(Protocol):
 
     async def share(self, conversation_id: ConversationId, scope: RecallScope) -> None:
         """Whose recall the conversation's items reach from now on (its agent's config decides)."""
+        ...
+
+    async def share_agent(self, owner: OwnerId, agent_id: AppId, scope: RecallScope) -> None:
+        """Whose recall the items of the agent's published conversations reach, after its active
+        config changed (a publish, an activation)."""
         ...
 
     async def unembedded(self, conversation_id: ConversationId, model: str) -> list[RecallItem]:
@@ -101,6 +106,9 @@ class MemoryForgetting(Protocol):
         conversations; what was removed (no windows, conversations or messages: not this record's)."""
         ...
 
-    async def conversations_with_memory(self, owner: OwnerId, end_user: EndUserId) -> list[ConversationId]:
-        """The end user's conversations that have entities, archive entries or a summary item."""
+    async def conversations_with_memory(
+        self, owner: OwnerId, end_user: EndUserId, agent_id: AppId | None = None
+    ) -> list[ConversationId]:
+        """The end user's live, published (not debugger) conversations, of one agent when named, that
+        have entities, archive entries or a summary."""
         ...

@@ -45,12 +45,13 @@ async def refresh_fingerprint(session: AsyncSession, message: Message) -> None:
 async def conversation_with_history(
     session: AsyncSession, owner: OwnerId, end_user: EndUserId, agent_id: AppId, fingerprint: str
 ) -> ConversationId | None:
-    """The end user's newest live conversation of the agent whose completed turns have `fingerprint`."""
-    found = await session.scalar(
+    """The end user's one live conversation of the agent whose completed turns have `fingerprint`;
+    None when there is none, or several (two chats that said the same so far are told apart only by
+    the client naming one: guessing could mix them)."""
+    found = (await session.scalars(
         select(C.id)
         .where(C.owner == owner, C.end_user == end_user, C.app_id == agent_id, C.history_fingerprint == fingerprint,
                C.deleted_at.is_(None), C.is_debug.is_(False))
-        .order_by(C.last_active_at.desc(), C.id)
-        .limit(1)
-    )
-    return ConversationId(found) if found is not None else None
+        .limit(2)
+    )).all()
+    return ConversationId(found[0]) if len(found) == 1 else None

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
 VECTOR = np.dtype("<f4")
 MAX_BYTES = 64 * 1024 * 1024
+ID_BYTES = 100  # an item id or conversation id as a Python string, about
+ENTRY_BYTES = 1024  # the key, the version, the arrays' own objects
 
 
 def normalised(vector: Sequence[float] | np.ndarray) -> np.ndarray:
@@ -34,8 +36,13 @@ def normalised(vector: Sequence[float] | np.ndarray) -> np.ndarray:
 class Matrix:
     version: tuple[Any, ...]
     ids: tuple[str, ...]
-    conversations: tuple[str, ...]
+    conversations: np.ndarray  # the items' conversation ids (objects), to leave one out at once
     rows: np.ndarray  # float32 (items, dimension), each row of norm 1 (or 0)
+
+    @property
+    def cost(self) -> int:
+        """Bytes it holds, about: the vectors, the ids, and the entry itself."""
+        return self.rows.nbytes + ID_BYTES * 2 * len(self.ids) + ENTRY_BYTES
 
     @classmethod
     def of(cls, version: tuple[Any, ...], found: Sequence[Any], dimension: int) -> Matrix:
@@ -44,7 +51,8 @@ class Matrix:
         rows = np.frombuffer(b"".join(r.vector for r in kept), dtype=VECTOR).reshape(len(kept), dimension)
         norms = np.linalg.norm(rows, axis=1, keepdims=True)
         unit = rows / np.where(norms == 0, 1.0, norms)
-        return cls(version, tuple(r.id for r in kept), tuple(r.conversation_id for r in kept), unit)
+        conversations = np.asarray([r.conversation_id for r in kept], dtype=object)
+        return cls(version, tuple(r.id for r in kept), conversations, unit)
 
     def best(self, query: np.ndarray, exclude: str | None, count: int) -> list[tuple[str, str, float]]:
         """Up to `count` (id, conversation id, cosine) above 0, best first; `exclude`'s left out."""
@@ -52,7 +60,7 @@ class Matrix:
             return []
         scores = self.rows @ query
         if exclude is not None:
-            scores = np.where(np.asarray(self.conversations, dtype=object) == exclude, -1.0, scores)
+            scores = np.where(self.conversations == exclude, -1.0, scores)
         order = np.argsort(-scores, kind="stable")[:count]
         return [(self.ids[i], self.conversations[i], float(scores[i])) for i in order if scores[i] > 0.0]
 
@@ -72,11 +80,11 @@ class RecallMatrices:
 
     def put(self, key: Hashable, matrix: Matrix) -> None:
         old = self._matrices.pop(key, None)
-        self._bytes -= old.rows.nbytes if old is not None else 0
-        if matrix.rows.nbytes > self._max_bytes:
-            return  # too big to keep: read again next time
+        self._bytes -= old.cost if old is not None else 0
+        if not matrix.ids or matrix.cost > self._max_bytes:
+            return  # nothing to rank (a user without items costs one count query), or too big to keep
         self._matrices[key] = matrix
-        self._bytes += matrix.rows.nbytes
+        self._bytes += matrix.cost
         while self._bytes > self._max_bytes:
             _, dropped = self._matrices.popitem(last=False)
-            self._bytes -= dropped.rows.nbytes
+            self._bytes -= dropped.cost

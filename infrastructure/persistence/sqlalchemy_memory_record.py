@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from sqlalchemy import ColumnElement
     from sqlalchemy.ext.asyncio import AsyncSession
 
-    from domain.ids import EndUserId, OwnerId
+    from domain.ids import AppId, EndUserId, OwnerId
     from domain.memory_archive import ArchiveEntry
     from infrastructure.persistence.database import Database
 
@@ -173,19 +173,20 @@ class SqlAlchemyMemoryRecord(ArchiveRecord, EntityMemory, UserFacts, MemoryForge
             return ForgetCounts(facts=facts, conversation_entities=entities, archive_entries=archive,
                                 summaries=summaries)
 
-    async def conversations_with_memory(self, owner: OwnerId, end_user: EndUserId) -> list[ConversationId]:
+    async def conversations_with_memory(
+        self, owner: OwnerId, end_user: EndUserId, agent_id: AppId | None = None
+    ) -> list[ConversationId]:
         c = ConversationRow
         with_entities = select(E.conversation_id).where(E.owner == owner, E.end_user == end_user,
                                                         E.conversation_id != SHARED)
         with_items = select(MemoryItemRow.conversation_id).where(
             MemoryItemRow.owner == owner, MemoryItemRow.end_user == end_user
         )
-        statement = (
-            select(c.id)
-            .where(c.owner == owner, c.end_user == end_user, c.deleted_at.is_(None),
-                   (c.summary != "") | c.id.in_(with_entities) | c.id.in_(with_items))
-            .order_by(c.last_active_at.desc(), c.id)
-        )
+        where = [c.owner == owner, c.end_user == end_user, c.deleted_at.is_(None), c.is_debug.is_(False),
+                 (c.summary != "") | c.id.in_(with_entities) | c.id.in_(with_items)]
+        if agent_id is not None:
+            where.append(c.app_id == agent_id)
+        statement = select(c.id).where(*where).order_by(c.last_active_at.desc(), c.id)
         async with self._db.transaction("list conversations with memory") as session:
             return [ConversationId(row) for row in await session.scalars(statement)]
 

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from domain.conversation import Conversation, Message
-    from domain.ids import ConversationId, MessageId
+    from domain.ids import AppId, ConversationId, MessageId, OwnerId
     from infrastructure.persistence.database import Database
 
 I = MemoryItemRow  # noqa: E741 - the table's one-letter alias, as in SQL
@@ -73,6 +73,16 @@ class SqlAlchemyRecallIndex(RecallIndex):
         async with self._db.transaction("share a conversation's items") as session:
             await session.execute(
                 update(I).where(I.conversation_id == conversation_id, I.recall_scope != scope.value)
+                .values(recall_scope=scope.value, changed_at=_now())
+            )
+
+    async def share_agent(self, owner: OwnerId, agent_id: AppId, scope: RecallScope) -> None:
+        c = ConversationRow
+        published = select(c.id).where(c.owner == owner, c.app_id == agent_id, c.is_debug.is_(False))
+        async with self._db.transaction("share an agent's items") as session:
+            await session.execute(
+                update(I).where(I.owner == owner, I.agent_id == agent_id, I.recall_scope != scope.value,
+                                I.conversation_id.in_(published))
                 .values(recall_scope=scope.value, changed_at=_now())
             )
 

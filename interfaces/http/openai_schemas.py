@@ -11,11 +11,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from application.errors import UnsupportedParameter
+from application.errors import InvalidParameter, UnsupportedParameter
 from domain.agent import ModelParams
 from domain.chat_completions import CompletionMessage, CompletionRole
+from domain.text import text_problem
 
 ROLES = {role.value: role for role in CompletionRole}
+MAX_CONVERSATION_ID = 64
 CLIENT_TOOLS = ("Client-side tools are not offered by this API: configure the tools on the agent "
                 "(its config's `tools`, MCP servers or datasets); memagent runs them itself.")
 
@@ -76,7 +78,12 @@ class CompletionBody(BaseModel):
 
     def conversation(self) -> str | None:
         named = (self.metadata or {}).get("conversation_id")
-        return named if isinstance(named, str) and named else None
+        if named is None or named == "":
+            return None
+        if not isinstance(named, str) or len(named) > MAX_CONVERSATION_ID or text_problem(named):
+            raise InvalidParameter(f"metadata.conversation_id must be a conversation id of 1 to "
+                                       f"{MAX_CONVERSATION_ID} characters.", "metadata.conversation_id")
+        return named
 
     def completion_messages(self) -> tuple[CompletionMessage, ...]:
         return tuple(_message(index, message) for index, message in enumerate(self.messages))

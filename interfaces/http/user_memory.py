@@ -25,14 +25,14 @@ from domain.errors import DomainError
 from domain.ids import AppId, EndUserId, OwnerId
 from domain.memory_entities import MAX_ENTITY_TYPE, Entity
 from domain.user_memory import FACT_TYPE, FactHolder
-from domain.viewers import ACCOUNT_ITSELF, MAX_END_USER_CHARS, check_end_user
+from domain.viewers import ACCOUNT_ITSELF, MAX_END_USER_CHARS, RESERVED_END_USER, check_end_user
 from interfaces.http.openapi import ERROR_RESPONSES
 from interfaces.http.owner import EndUser, current_caller
 from interfaces.http.schemas import SomeText, UnicodeText
 
 router = APIRouter(responses=ERROR_RESPONSES, tags=["user memory"])
 
-ME = "me"
+ME = RESERVED_END_USER
 UserPath = Annotated[UnicodeText, Path(
     min_length=1, max_length=MAX_END_USER_CHARS,
     description="The end user (URL-encoded), or `me` for the caller's own.",
@@ -128,7 +128,7 @@ async def read_user_memory(
 ) -> dict[str, Any]:
     """The user's facts (current values, each with its history and provenance) and their conversations
     that have memory."""
-    return memory_data(await memory.read(holder_of(caller, user, acting_for, agent_id)))
+    return memory_data(await memory.read(holder_of(caller, user, acting_for, agent_id), caller.agent_id))
 
 
 @router.put("/api/users/{user}/memory/facts/{fact_type}")
@@ -146,7 +146,7 @@ async def set_user_fact(
     word replaces it."""
     holder = holder_of(caller, user, acting_for, agent_id)
     fact = await memory.set_fact(holder, fact_type, body.value, body.confidence)
-    view = await memory.read(holder)
+    view = await memory.read(holder, caller.agent_id)
     history = [fact_data(old, view.min_confidence) for old in view.facts.history_of(fact.type)]
     return {**fact_data(fact, view.min_confidence), "history": history}
 

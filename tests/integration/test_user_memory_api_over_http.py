@@ -187,10 +187,15 @@ def test_an_agent_key_reaches_only_the_end_user_it_acts_for_and_its_own_agent(
     key = ok(http.post(f"/api/agents/{agent}/keys", json={"name": "web page"}), 201)["key"]
     ann, ben = new_user("ann"), new_user("ben")
     ok(http.put(f"{memory_path(ben)}/facts/city", json={"value": "Bergen"}))
+    elsewhere = settled(http, ann, "Book a table for tomorrow.")  # with another agent: no user fact
     with world.client({"Authorization": f"Bearer {key}"}) as kiosk:
         acting = {"user": ann}
-        say(kiosk, ann, "My name is Ada.")
+        kiosks = say(kiosk, ann, "My name is Ada.")
         assert facts_when(kiosk, ann, lambda f: f.get("name") == "Ada", **acting)["user"] == ann
+        indexed(kiosk, ann, kiosks["conversation_id"], kiosks["message_id"], "My name is Ada.", **acting)
+        read = ok(kiosk.get(memory_path("me"), params=acting))
+        assert read["conversations"] == [kiosks["conversation_id"]]  # not the other agent's
+        assert elsewhere["conversation_id"] in user_memory(http, ann)["conversations"]
         assert facts(ok(kiosk.get(memory_path("me"), params=acting))) == {"name": "Ada"}
         ok(kiosk.put(f"{memory_path('me')}/facts/diet", params=acting, json={"value": "vegan"}))
         assert facts(user_memory(http, ann)) == {"name": "Ada", "diet": "vegan"}  # the account sees it
@@ -233,3 +238,5 @@ def test_me_is_the_account_itself_with_an_account_key(http: httpx.Client) -> Non
     turn = ok(http.post("/api/chat", json={"query": "What colour do I like?"}))  # no `user`: the account
     assert "- favourite_colour: teal" in system_of(http, turn["message_id"])
     assert http.delete(f"{memory_path('me')}/facts/favourite_colour").status_code == 204
+    # So no end user may be called `me`: it would be out of reach of this API.
+    refused(http.post("/api/chat", json={"query": "hi", "user": "me"}), 422, "invalid_input")

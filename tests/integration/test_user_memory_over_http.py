@@ -10,6 +10,7 @@ test_user_memory_api_over_http.py's; forgetting is test_forget_user_over_http.py
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import httpx
@@ -194,3 +195,33 @@ def test_a_conversation_of_an_agent_that_keeps_its_memory_is_not_recalled_by_the
     report = recall_of(http, shared["message_id"])
     assert report["earlier_conversations"] == []
     assert "My name is Xena." not in system_of(http, shared["message_id"])
+
+
+def test_an_agent_that_stops_sharing_its_memory_is_no_longer_recalled_by_the_others_at_once(
+    http: httpx.Client,
+) -> None:
+    sharing = published_agent(http, "Shares, then not", {})
+    ann = new_user("ann")
+    told(http, ann, "My favourite river is the Douro.", agent_id=sharing)
+    before = say(http, ann, "Which river do I like?")
+    assert "the Douro" in system_of(http, before["message_id"])
+    revision = ok(http.get(f"/api/agents/{sharing}/draft"))["revision"]
+    ok(http.put(f"/api/agents/{sharing}/draft",
+                json={"revision": revision, "config": {"tools": [], "memory": {"user_memory": False}}}))
+    ok(http.post(f"/api/agents/{sharing}/publish", json={}), 201)
+    after = say(http, ann, "Which river do I like?")  # no turn of the agent since: its items re-shared
+    assert recall_of(http, after["message_id"])["earlier_conversations"] == []
+
+
+def test_a_debugger_turn_never_writes_the_end_users_facts(http: httpx.Client) -> None:
+    agent = published_agent(http, "Being built", {})
+    ann = new_user("ann")
+    debug = ok(http.post(f"/api/agents/{agent}/debug/chat", json={"query": "My name is Zed.", "user": ann}))
+    deadline = time.monotonic() + 15
+    while True:  # the upkeep extracts entities, then summarises
+        memory = ok(http.get(f"/api/conversations/{debug['conversation_id']}/memory"))
+        if memory["summary"] or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert {e["type"]: e["value"] for e in memory["entities"]}.get("name") == "Zed"  # the draft's own
+    assert "name" not in {f["type"] for f in user_memory(http, ann)["facts"]}

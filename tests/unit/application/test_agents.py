@@ -22,6 +22,8 @@ from domain.agent import AgentConfig
 from domain.agents import DEFAULT_AGENT, Agent, AgentStatus, EntryPoint
 from domain.errors import DomainError
 from domain.ids import AppId, OwnerId
+from domain.user_memory import RecallScope
+from tests.fake_user_memory import FakeRecallIndex
 from tests.fakes import (
     FakeAgentStore,
     FakeChatModels,
@@ -46,7 +48,8 @@ class Kit:
         check = ConfigCheck(FakeToolBox({"calculator": noop}), FakeKnowledgeBase(), self.models)
         self.create = CreateAgent(self.store, self.clock, self.ids)
         self.save = SaveDraft(self.store, self.clock)
-        self.publish = PublishAgent(self.store, check, self.clock)
+        self.sharing = FakeRecallIndex()
+        self.publish = PublishAgent(self.store, check, self.clock, self.sharing)
         self.resolve = ResolveConfig(self.store, self.models)
 
 
@@ -113,7 +116,7 @@ async def test_restore_activate_diff_and_archive() -> None:
     await kit.publish(made.id, ALICE)
     await kit.save(made.id, ALICE, 1, {"preset_prompt": "two"})
     await kit.publish(made.id, ALICE)
-    await ActivateVersion(kit.store, kit.clock)(made.id, ALICE, 1)
+    await ActivateVersion(kit.store, kit.clock, kit.sharing)(made.id, ALICE, 1)
     assert (await kit.resolve(made.id, ALICE, EntryPoint.API)).version == 1
     restored = await RestoreVersion(kit.store, kit.clock)(made.id, ALICE, 1)
     assert (restored.draft.config.preset_prompt, restored.draft.revision) == ("one", 3)
@@ -181,3 +184,15 @@ async def test_the_default_agents_id_and_owner_are_reserved() -> None:
         await kit.create(ALICE, "Mine", agent_id="default")
     with pytest.raises(DomainError, match="platform"):
         check_owner("platform")
+
+
+async def test_the_agents_conversations_reach_the_recall_its_active_config_says() -> None:
+    kit = Kit()
+    made = await kit.create(ALICE, "Ada", config={"memory": {"user_memory": False}})
+    await kit.publish(made.id, ALICE)
+    await kit.save(made.id, ALICE, 1, {"memory": {"user_scope": "agent"}})
+    await kit.publish(made.id, ALICE)
+    await ActivateVersion(kit.store, kit.clock, kit.sharing)(made.id, ALICE, 1)
+    assert kit.sharing.agents_shared == [
+        (ALICE, made.id, RecallScope.NONE), (ALICE, made.id, RecallScope.AGENT), (ALICE, made.id, RecallScope.NONE)
+    ]

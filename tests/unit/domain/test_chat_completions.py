@@ -99,3 +99,14 @@ def test_a_requests_sampling_settings_and_system_text_change_that_call_only() ->
     assert call.model_params == ModelParams(0.1, 500, 0.5)
     assert call.preset_prompt == "You are Ada.\n\nBe brief."
     assert config.for_call(None, "  ") == config
+
+
+def test_an_image_only_message_in_the_history_pairs_as_the_stored_turn_does() -> None:
+    image = M(U, "", ("https://x.test/a.png",))
+    turn = read_completion((image, M(A, "A cat."), M(U, "And now?")))
+    assert turn.history == (("(image)", "A cat."),)
+
+
+def test_a_message_that_cannot_be_stored_is_refused_naming_it() -> None:
+    with pytest.raises(DomainError, match=r"messages\[1\]"):
+        read_completion((M(U, "hi"), M(A, "half \ud800 a pair"), M(U, "next")))

@@ -25,6 +25,7 @@ from domain.user_memory import (
     facts_for_prompt,
     holder_for,
 )
+from domain.viewers import check_end_user
 
 T0 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 
@@ -145,3 +146,9 @@ def test_forget_counts_are_never_negative() -> None:
     assert ForgetCounts().facts == 0
     with pytest.raises(DomainError):
         ForgetCounts(facts=-1)
+
+
+def test_no_end_user_may_be_called_me_which_names_the_callers_own() -> None:
+    with pytest.raises(DomainError, match="reserved"):
+        check_end_user("me")
+    assert check_end_user("me2") == "me2"
