@@ -69,8 +69,9 @@ def extend_fingerprint(previous: str, query: str, answer: str) -> str:
     return hashlib.sha256(pair.encode("utf-8")).hexdigest()
 
 
-def fingerprint_of(pairs: tuple[tuple[str, str], ...]) -> str:
-    fingerprint = NO_HISTORY
+def fingerprint_of(pairs: tuple[tuple[str, str], ...], after: str = NO_HISTORY) -> str:
+    """The fingerprint of `pairs`, after a history of fingerprint `after`."""
+    fingerprint = after
     for query, answer in pairs:
         fingerprint = extend_fingerprint(fingerprint, query, answer)
     return fingerprint

@@ -59,6 +59,9 @@ class Conversation:
     # Read-model figures, kept by the store: the newest turn's time and how many turns there are.
     last_active_at: datetime | None = None
     message_count: int = 0
+    # The fingerprint of the history an OpenAI client brought when it began this conversation
+    # (domain.chat_completions): its turns continue that history, so the client finds it again.
+    history_prefix: str = ""
 
     def __post_init__(self) -> None:
         if not self.owner:

@@ -176,5 +176,6 @@ class FakeMessageStore(MessageStore):
 
         found = [c for c in self.conversations.values()
                  if (c.owner, c.end_user, c.app_id) == (owner, end_user, agent_id) and c.deleted_at is None
-                 and not c.is_debug and fingerprint_of(history(c.id)) == fingerprint]
-        return found[0].id if len(found) == 1 else None
+                 and not c.is_debug and fingerprint_of(history(c.id), c.history_prefix) == fingerprint]
+        found.sort(key=lambda c: (c.last_active_at or c.created_at), reverse=True)
+        return found[0].id if found else None

@@ -61,4 +61,7 @@ class CompleteChat:
             owner=request.owner, query=turn.query, conversation_id=conversation, image_urls=turn.image_urls,
             agent_id=agent_id, version=version, entry=EntryPoint.OPENAI, end_user=request.end_user,
             key_agent=request.key_agent, model_params=request.params, system=turn.system,
+            # A history no conversation holds (edited, trimmed, from elsewhere): the new conversation
+            # continues it, so that the client's next request, resending it, finds this one.
+            history_prefix=turn.fingerprint if conversation is None else "",
         ))

@@ -134,6 +134,7 @@ class StartChatTurn:
         conversation = Conversation(
             id=ConversationId(self._ids.new_id()), app_id=agent_id, owner=request.owner,
             created_at=now, updated_at=now, is_debug=request.entry is EntryPoint.DEBUGGER, end_user=speaker,
+            history_prefix=request.history_prefix,
         )
         self._remember(conversation)
         return conversation

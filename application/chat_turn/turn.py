@@ -30,6 +30,7 @@ class ChatRequest:
     # One request's own sampling settings and system text (/v1): they change this turn's config only.
     model_params: ModelParams | None = None
     system: str = ""
+    history_prefix: str = ""  # a new conversation's: the fingerprint of the history its client brought
 
     @property
     def viewer(self) -> Viewer:

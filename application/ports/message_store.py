@@ -123,8 +123,8 @@ class MessageStore(Protocol):
     async def conversation_with_history(
         self, owner: OwnerId, end_user: EndUserId, agent_id: AppId, fingerprint: str
     ) -> ConversationId | None:
-        """The end user's one live (not debugger) conversation of the agent whose completed turns,
-        oldest first, have this fingerprint (`domain.chat_completions`); None when none or several
-        do. The store keeps each conversation's fingerprint as its turns complete (a regeneration's
-        makes it again)."""
+        """The end user's newest live (not debugger) conversation of the agent whose history — the
+        history its client brought when it began (`Conversation.history_prefix`), then its completed
+        turns, oldest first — has this fingerprint (`domain.chat_completions`). The store keeps each
+        conversation's fingerprint as its turns complete (a regeneration's makes it again)."""
         ...

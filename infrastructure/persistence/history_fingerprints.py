@@ -2,7 +2,8 @@
 message store in the transaction that finishes a turn, and the lookup /v1 makes with it.
 
 A completed turn extends its conversation's fingerprint by its own (query, answer). A completed
-regeneration supersedes answers, so the fingerprint is made again from the turns that are history.
+regeneration supersedes answers, so the fingerprint is made again from the turns that are history,
+after the history the client brought when it began the conversation (`history_prefix`).
 Only one turn runs in a conversation at a time, so the fingerprint read here is the current one.
 """
 
@@ -32,26 +33,26 @@ async def refresh_fingerprint(session: AsyncSession, message: Message) -> None:
         old = await session.scalar(select(C.history_fingerprint).where(C.id == message.conversation_id))
         new = extend_fingerprint(old or NO_HISTORY, message.query, message.answer)
     else:
+        prefix = await session.scalar(select(C.history_prefix).where(C.id == message.conversation_id))
         turns = await session.execute(
             select(M.query, M.answer)
             .where(M.conversation_id == message.conversation_id, M.status == MessageStatus.NORMAL.value,
                    M.answer != "", M.superseded.is_(False))
             .order_by(M.seq)
         )
-        new = fingerprint_of(tuple((query, answer) for query, answer in turns if answer.strip()))
+        new = fingerprint_of(tuple((query, answer) for query, answer in turns if answer.strip()), prefix or NO_HISTORY)
     await session.execute(update(C).where(C.id == message.conversation_id).values(history_fingerprint=new))
 
 
 async def conversation_with_history(
     session: AsyncSession, owner: OwnerId, end_user: EndUserId, agent_id: AppId, fingerprint: str
 ) -> ConversationId | None:
-    """The end user's one live conversation of the agent whose completed turns have `fingerprint`;
-    None when there is none, or several (two chats that said the same so far are told apart only by
-    the client naming one: guessing could mix them)."""
-    found = (await session.scalars(
+    """The end user's newest live conversation of the agent whose history has `fingerprint`."""
+    found = await session.scalar(
         select(C.id)
         .where(C.owner == owner, C.end_user == end_user, C.app_id == agent_id, C.history_fingerprint == fingerprint,
                C.deleted_at.is_(None), C.is_debug.is_(False))
-        .limit(2)
-    )).all()
-    return ConversationId(found[0]) if len(found) == 1 else None
+        .order_by(C.last_active_at.desc(), C.id)
+        .limit(1)
+    )
+    return ConversationId(found) if found is not None else None

@@ -79,6 +79,7 @@ class ConversationRow(Base):
     # A fingerprint of the completed turns, oldest first (domain.chat_completions): how /v1 finds the
     # conversation whose history a client resent. Kept by the store as turns complete.
     history_fingerprint: Mapped[str] = mapped_column(String(64), default="", server_default="")
+    history_prefix: Mapped[str] = mapped_column(String(64), default="", server_default="")
 
     __table_args__ = (
         # The conversation list: an account's (or one end user's) conversations, newest activity first.
@@ -171,6 +172,7 @@ def conversation_to_domain(row: ConversationRow) -> Conversation:
         summary=row.summary, deleted_at=_utc_or_none(row.deleted_at), is_debug=bool(row.is_debug),
         end_user=EndUserId(row.end_user), title=row.title, title_by_user=bool(row.title_by_user),
         pinned=bool(row.pinned), last_active_at=_utc_or_none(row.last_active_at), message_count=row.message_count,
+        history_prefix=row.history_prefix,
     )
 
 
@@ -183,6 +185,8 @@ def conversation_values(conversation: Conversation) -> dict[str, Any]:
         "is_debug": conversation.is_debug, "end_user": conversation.end_user, "title": conversation.title,
         "title_by_user": conversation.title_by_user, "pinned": conversation.pinned,
         "last_active_at": _utc_or_none(conversation.last_active_at), "message_count": conversation.message_count,
+        # A new conversation's fingerprint starts from the history its client brought.
+        "history_prefix": conversation.history_prefix, "history_fingerprint": conversation.history_prefix,
     }
 
 

@@ -93,7 +93,7 @@ class Terminal:
 def _spawn(args: list[str], env: dict[str, str]) -> tuple[pexpect.spawn, StringIO]:
     written = StringIO()
     child = pexpect.spawn(
-        sys.executable, ["-m", "interfaces.cli", "chat", *args], cwd=str(ROOT), env=service_env(env),
+        sys.executable, ["-m", "interfaces.cli_entry", "chat", *args], cwd=str(ROOT), env=service_env(env),
         encoding="utf-8", timeout=30, dimensions=(50, 220),
     )
     child.logfile_read = written

@@ -126,6 +126,11 @@ def test_two_tabs_with_different_histories_are_two_conversations(world: World, h
     assert len({edited.conversation, half.conversation, rome.conversation, oslo.conversation}) == 4
     assert sorted(conversations_of(http, tabs)) == sorted(
         {rome.conversation, oslo.conversation, edited.conversation, half.conversation})
+    # A history no conversation holds starts one that continues it: the client's next turn finds it.
+    edited_history = [user("Plan a trip to Rome."), assistant("Something I never said."), user("Book it.")]
+    edited_2 = ask(world, [*edited_history, assistant(edited.answer), user("For two.")], tabs)
+    assert edited_2.conversation == edited.conversation
+    assert [q for q, _ in queries_of(http, edited.conversation)] == ["Book it.", "For two."]
     # The same history from another end user is not theirs to continue.
     other = new_user("other")
     assert ask(world, [*rome_history, user("Book the flight.")], other).conversation != rome.conversation

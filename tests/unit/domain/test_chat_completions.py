@@ -110,3 +110,8 @@ def test_an_image_only_message_in_the_history_pairs_as_the_stored_turn_does() ->
 def test_a_message_that_cannot_be_stored_is_refused_naming_it() -> None:
     with pytest.raises(DomainError, match=r"messages\[1\]"):
         read_completion((M(U, "hi"), M(A, "half \ud800 a pair"), M(U, "next")))
+
+
+def test_a_fingerprint_can_continue_a_history_brought_from_elsewhere() -> None:
+    brought = fingerprint_of((("hi", "hello"),))
+    assert fingerprint_of((("and?", "so"),), brought) == fingerprint_of((("hi", "hello"), ("and?", "so")))

@@ -1,5 +1,6 @@
 """The fingerprint of each conversation's completed turns, for the OpenAI-compatible API: a client
-that resends its history lands in the conversation that holds it.
+that resends its history lands in the conversation that holds it. `history_prefix`: the history a
+client brought when it began the conversation, which the fingerprint continues.
 
 Revision ID: 0007
 Revises: 0006
@@ -29,6 +30,7 @@ def upgrade() -> None:
     op.add_column(
         "conversations", sa.Column("history_fingerprint", sa.String(64), server_default="", nullable=False)
     )
+    op.add_column("conversations", sa.Column("history_prefix", sa.String(64), server_default="", nullable=False))
     op.create_index(
         "ix_conversations_history", "conversations", ["owner", "end_user", "app_id", "history_fingerprint"]
     )
@@ -36,4 +38,5 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_index("ix_conversations_history", table_name="conversations")
+    op.drop_column("conversations", "history_prefix")
     op.drop_column("conversations", "history_fingerprint")
