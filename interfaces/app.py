@@ -26,6 +26,7 @@ from interfaces.http import (
     openai_api,
     tasks,
     user_memory,
+    web,
 )
 from interfaces.http.body_limit import BodyLimit, BodyLimits
 from interfaces.http.errors import install_error_handlers
@@ -85,7 +86,7 @@ def create_app(settings: Settings | None = None, container: Container | None = N
     app = FastAPI(title="memagent", version="0.1.0", lifespan=lifespan)
     app.state.container = container
     for module in (chat, tasks, history, datasets, memory, health, agents, models, follow_ups, agent_keys,
-                   agent_parameters, agent_stats, conversations, messages, user_memory, openai_api):
+                   agent_parameters, agent_stats, conversations, messages, user_memory, openai_api, web):
         app.include_router(module.router)
     if mcp is not None:
         app.mount("/mcp", mcp_http_app(mcp, container, loopback_only=not settings.auth.require_keys))

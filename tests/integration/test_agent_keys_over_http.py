@@ -53,6 +53,8 @@ AGENT_KEY_ROUTES = frozenset({
     ("POST", "/v1/chat/completions"),
     ("POST", "/v1/chat/completions/{}/cancel"),
     ("GET", "/healthz"),
+    ("GET", "/"),  # the chat page and its static files (interfaces/http/web.py): public
+    ("GET", "/web/{}"),
 })
 
 
