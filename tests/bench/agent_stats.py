@@ -28,7 +28,7 @@ import random
 import secrets
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -44,6 +44,7 @@ from infrastructure.persistence.database import Database
 from infrastructure.persistence.migrate import run_migrations
 from infrastructure.persistence.rows import ConversationRow, MessageRow, conversation_values, message_values
 from infrastructure.persistence.sqlalchemy_usage_stats import SqlAlchemyUsageStats, counted_turns
+from tests.bench.timing import percentile, timed
 
 OWNER = OwnerId("bench")
 AGENTS = [AppId("measured"), AppId("second"), AppId("third"), AppId("fourth")]
@@ -99,25 +100,6 @@ async def load(db: Database, messages: int) -> None:
         await connection.execute(text("ANALYZE"))
 
 
-async def timed(works: list[Callable[[], Awaitable[Any]]], runs: int) -> list[list[float]]:
-    """Each work's times in ms, the works taking turns, so that a busy machine slows all alike."""
-    for _ in range(max(3, runs // 10)):  # warm-up: connections, statement caches, pages in memory
-        for work in works:
-            await work()
-    times: list[list[float]] = [[] for _ in works]
-    for _ in range(runs):
-        for work, spent in zip(works, times, strict=True):
-            started = time.perf_counter()
-            await work()
-            spent.append((time.perf_counter() - started) * 1000)
-    return times
-
-
-def _p(times: list[float], share: float) -> float:
-    ordered = sorted(times)
-    return round(ordered[min(len(ordered) - 1, int(len(ordered) * share))], 3)
-
-
 async def measure(db: Database, messages: int, runs: int) -> dict[str, Any]:
     started = time.perf_counter()
     await load(db, messages)
@@ -145,14 +127,14 @@ async def measure(db: Database, messages: int, runs: int) -> dict[str, Any]:
         "days": len(report.days), "versions": len(report.versions), "runs": runs,
         **_percentiles("stats", with_index), **_percentiles("floor_count", floor_times),
         **_percentiles("no_index", without_index),
-        "stats_vs_floor_p50": round(_p(with_index, 0.5) / max(_p(floor_times, 0.5), 0.001), 2),
-        "index_speedup_p50": round(_p(without_index, 0.5) / max(_p(with_index, 0.5), 0.001), 2),
-        "smaller_agent": {"window_turns": smaller.total.messages, "stats_p50_ms": _p(small, 0.5)},
+        "stats_vs_floor_p50": round(percentile(with_index, 0.5) / max(percentile(floor_times, 0.5), 0.001), 2),
+        "index_speedup_p50": round(percentile(without_index, 0.5) / max(percentile(with_index, 0.5), 0.001), 2),
+        "smaller_agent": {"window_turns": smaller.total.messages, "stats_p50_ms": percentile(small, 0.5)},
     }
 
 
 def _percentiles(name: str, times: list[float]) -> dict[str, float]:
-    return {f"{name}_p50_ms": _p(times, 0.5), f"{name}_p95_ms": _p(times, 0.95)}
+    return {f"{name}_p50_ms": percentile(times, 0.5), f"{name}_p95_ms": percentile(times, 0.95)}
 
 
 async def on_sqlite(messages: int, runs: int) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from infrastructure.persistence.memory_rows import MemoryItemRow, summary_item_i
 from infrastructure.persistence.migrate import run_migrations
 from infrastructure.persistence.rows import ConversationRow, MessageRow, conversation_values, message_values
 from interfaces.container import Container
+from tests.bench.timing import percentile, timed
 from tests.bench.user_memory_plan import noise_conversations
 
 OWNER = OwnerId("local")
@@ -98,25 +99,6 @@ async def seed_earlier(container: Container, conversations: int, vectors: dict[s
             await connection.execute(text("ANALYZE"))  # as autovacuum would after a bulk load
     seconds = round(time.perf_counter() - began, 2)
     return {"conversations": conversations, "items": len(by_item), "seed_seconds": seconds}
-
-
-async def timed(works: list[Callable[[], Awaitable[Any]]], runs: int) -> list[list[float]]:
-    """Each work's times in ms, the works taking turns, so that a busy machine slows all alike."""
-    for _ in range(max(3, runs // 10)):  # warm-up: connections, statement caches, the model
-        for work in works:
-            await work()
-    times: list[list[float]] = [[] for _ in works]
-    for _ in range(runs):
-        for work, spent in zip(works, times, strict=True):
-            started = time.perf_counter()
-            await work()
-            spent.append((time.perf_counter() - started) * 1000)
-    return times
-
-
-def percentile(times: list[float], share: float) -> float:
-    ordered = sorted(times)
-    return round(ordered[min(len(ordered) - 1, int(len(ordered) * share))], 3)
 
 
 async def time_recall(
