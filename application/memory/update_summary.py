@@ -57,7 +57,6 @@ class UpdateSummary:
             await self._store.save_summary(conversation.with_summary(text, self._clock.now()))
         await self._ledger.save_upkeep_state(conversation_id, state.advanced(pending[-1].id, conversation.summary))
 
-
     async def _cursor_superseded(self, finished: Message, state: UpkeepState, turns: Sequence[Message]) -> bool:
         """Whether the last update summarised an answer a regeneration has superseded since (so the
         turn left the history), and what came before it is known. Upkeep may run for a later turn

@@ -89,7 +89,6 @@ class RecallIndex(Protocol):
         API) any of them."""
         ...
 
-
     async def recent_turns(self, holder: FactHolder, limit: int) -> list[Message]:
         """The holder's newest completed turns (not superseded) across their live conversations,
         newest first; one agent's only when the holder names it."""

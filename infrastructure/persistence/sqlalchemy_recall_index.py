@@ -26,7 +26,7 @@ from domain.user_memory import FactHolder, RecallItem, RecallKind, RecallScope, 
 from infrastructure.persistence.memory_rows import MemoryItemRow, item_to_domain, summary_item_id
 from infrastructure.persistence.recall_matrices import Matrix, RecallMatrices, normalised
 from infrastructure.persistence.rows import ConversationRow, MessageRow, message_to_domain, utc
-from infrastructure.persistence.turn_statements import _BLANK as BLANK
+from infrastructure.persistence.turn_statements import BLANK
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -126,7 +126,6 @@ class SqlAlchemyRecallIndex(RecallIndex):
         async with self._db.transaction("recall across conversations") as session:
             rows = (await session.execute(statement.where(*where))).all()
         return _ranked(rows, query, top_k)
-
 
     async def _recalled(
         self, holder: FactHolder, model: str, query: Sequence[float], top_k: int, exclude: ConversationId | None

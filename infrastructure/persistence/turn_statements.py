@@ -111,7 +111,7 @@ VISIBLE_CONVERSATION = select(ConversationRow).where(
     CONVERSATIONS.c.deleted_at.is_(None),
 )
 
-_BLANK = " \t\n\r\v\f"
+BLANK = " \t\n\r\v\f"
 
 # Newest completed turns first, so LIMIT stops early walking ix_messages_conversation_status_created
 # backwards, however long the conversation; `seq` keeps equal timestamps in insertion order.
@@ -122,7 +122,7 @@ RECENT_TURNS = (
         MESSAGES.c.conversation_id == bindparam("conversation_id"),
         MESSAGES.c.status == MessageStatus.NORMAL.value,
         # A blank answer is no answer (the domain's is_completed_turn); trim(x, chars) is both dialects'.
-        func.trim(MESSAGES.c.answer, _BLANK) != "",
+        func.trim(MESSAGES.c.answer, BLANK) != "",
         MESSAGES.c.superseded == false(),  # a regenerated answer replaced it
     )
     .order_by(MESSAGES.c.created_at.desc(), MESSAGES.c.seq.desc())
