@@ -8,7 +8,6 @@ turn's end, so the checks wait for it.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -20,9 +19,6 @@ import httpx
 import pytest
 import redis
 
-from interfaces.app import build_container
-from interfaces.lifecycle import start_backends, stop_backends
-from interfaces.settings import Settings
 from tests.integration.backends import (
     chat,
     delete_prefix,
@@ -37,6 +33,7 @@ from tests.integration.backends import (
     throwaway_pg_database,
 )
 from tests.integration.db_fixtures import sqlite_url
+from tests.integration.user_memory_world import account_keys
 
 pytestmark = pytest.mark.integration
 
@@ -65,29 +62,13 @@ class Backend:
     bob: dict[str, str] = field(default_factory=dict)
 
 
-def create_keys(database_url: str, *names: str) -> list[dict[str, str]]:
-    """API keys made in-process (the use case `memagent keys create` runs), as Authorization headers."""
-
-    async def create() -> list[dict[str, str]]:
-        settings = Settings(database={"url": database_url})
-        container = build_container(settings)
-        await start_backends(container, settings)  # creates the SQLite schema
-        try:
-            made = [await container.create_api_key()(name) for name in names]
-        finally:
-            await stop_backends(container)
-        return [{"Authorization": f"Bearer {key.raw}"} for key in made]
-
-    return asyncio.run(create())
-
-
 @pytest.fixture(params=["sqlite-inprocess", "postgresql-redis"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
     """SQLite + in-process memory with API keys (alice and bob); PostgreSQL + Redis in single-user mode."""
     if request.param == "sqlite-inprocess":
         database = sqlite_url(tmp_path / "memagent.db")
         env = {"MEMAGENT_DATABASE__URL": database, "MEMAGENT_AUTH__REQUIRE_KEYS": "true"}
-        yield Backend(env, None, *create_keys(database, "alice", "bob"))
+        yield Backend(env, None, *account_keys(database, "alice", "bob"))
         return
     url = shared_redis_url()
     prefix = new_prefix()
