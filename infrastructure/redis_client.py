@@ -38,6 +38,8 @@ from infrastructure.errors import RedisUnreachable
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from application.ports.metrics import Metrics
+
 logger = logging.getLogger(__name__)
 
 URL_SETTING = "MEMAGENT_REDIS__URL"
@@ -49,16 +51,17 @@ DEFAULT_PREFIX = "memagent:"
 # which are OSErrors.
 REDIS_FAILURES: tuple[type[BaseException], ...] = (RedisError, OSError)
 
-# The stores Redis holds, as clients know them (the error class says which one failed).
-_STORES: tuple[tuple[type[ApplicationError], str], ...] = (
-    (EventStoreUnavailable, "The event store"),
-    (MemoryUnavailable, "The memory store"),
+# The stores Redis holds, as clients know them (the error class says which one failed), and as
+# the metrics' `store` label names them.
+_STORES: tuple[tuple[type[ApplicationError], str, str], ...] = (
+    (EventStoreUnavailable, "The event store", "event_store"),
+    (MemoryUnavailable, "The memory store", "memory_store"),
 )
 
 
 def client_sentence(error: type[ApplicationError], exc: BaseException) -> str:
     """What a client is told when Redis fails under `error`: which store, and how it failed."""
-    store = next((name for kind, name in _STORES if issubclass(error, kind)), "A backing store")
+    store = next((name for kind, name, _ in _STORES if issubclass(error, kind)), "A backing store")
     if isinstance(exc, RedisTimeoutError | TimeoutError):
         return f"{store} did not answer in time; try again shortly."
     if isinstance(exc, RedisError) and not isinstance(exc, RedisConnectionError):
@@ -91,7 +94,9 @@ class RedisClient:
         socket_timeout: float = 5.0,
         pool_timeout: float = 10.0,
         retries: int = 3,
+        metrics: Metrics | None = None,
     ) -> None:
+        """`metrics` counts each failure, by the store it failed (`store_error`)."""
         self._url = url
         self._password = urlsplit(url).password
         self._prefix = prefix
@@ -100,6 +105,7 @@ class RedisClient:
         self._socket_timeout = socket_timeout
         self._pool_timeout = pool_timeout
         self._retries = retries
+        self._metrics = metrics
         self._commands: Redis | None = None
         self._blocking: Redis | None = None
         self._driver: DriverInfo | None = None
@@ -166,6 +172,8 @@ class RedisClient:
     def unavailable(self, error: type[ApplicationError], action: str, exc: BaseException) -> ApplicationError:
         """`error` with the plain sentence a client may see; the details are logged here."""
         sentence = client_sentence(error, exc)
+        if self._metrics is not None:
+            self._metrics.store_error(next((label for kind, _, label in _STORES if issubclass(error, kind)), "redis"))
         logger.warning("%s → %r", self.describe(action, exc), sentence)
         return error(sentence)
 

@@ -11,6 +11,7 @@ from application.agents.check_config import ConfigCheck
 from application.agents.create_agent import CreateAgent
 from application.agents.ensure_default_agent import EnsureDefaultAgent
 from application.agents.list_models import ListModels
+from application.agents.list_tools import ListTools
 from application.agents.manage_versions import ActivateVersion, RestoreVersion
 from application.agents.publish_agent import PublishAgent
 from application.agents.read_agents import DiffVersions, GetAgent, GetVersion, ListAgents, ListVersions
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from application.ports.chat_models import ChatModels
     from application.ports.knowledge_base import KnowledgeBase
     from application.ports.runtime import Clock, IdGenerator
-    from application.ports.tools import ToolBox
+    from application.ports.tools import ToolBox, ToolCatalog
     from infrastructure.persistence.database import Database
 
 
@@ -34,6 +35,7 @@ class AgentsContainer(containers.DeclarativeContainer):
     store: providers.Dependency[CachedAgentStore] = providers.Dependency()
     models: providers.Dependency[ChatModels] = providers.Dependency()
     toolbox: providers.Dependency[ToolBox] = providers.Dependency()
+    tool_catalog: providers.Dependency[ToolCatalog] = providers.Dependency()
     knowledge: providers.Dependency[KnowledgeBase] = providers.Dependency()
     clock: providers.Dependency[Clock] = providers.Dependency()
     ids: providers.Dependency[IdGenerator] = providers.Dependency()
@@ -48,6 +50,7 @@ class AgentsContainer(containers.DeclarativeContainer):
     create_agent = providers.Singleton(CreateAgent, store=fresh, clock=clock, ids=ids)
     list_agents = providers.Singleton(ListAgents, store=store)
     list_models = providers.Singleton(ListModels, store=store)
+    list_tools = providers.Singleton(ListTools, catalog=tool_catalog)
     get_agent = providers.Singleton(GetAgent, store=store)
     change_agent = providers.Singleton(ChangeAgent, store=fresh, clock=clock)
     save_draft = providers.Singleton(SaveDraft, store=fresh, clock=clock)

@@ -22,9 +22,11 @@ from interfaces.http import (
     history,
     memory,
     messages,
+    metrics,
     models,
     openai_api,
     tasks,
+    tools,
     user_memory,
     web,
 )
@@ -32,7 +34,8 @@ from interfaces.http.body_limit import BodyLimit, BodyLimits
 from interfaces.http.errors import install_error_handlers
 from interfaces.http.key_gate import KeyGate
 from interfaces.http.openapi import install_openapi
-from interfaces.lifecycle import stale_turn_sweeper, start_backends, stop_backends
+from interfaces.http.stream_gauge import StreamGauge
+from interfaces.lifecycle import metrics_reporting, stale_turn_sweeper, start_backends, stop_backends
 from interfaces.mcp_server import bearer_owner, build_mcp_server, mcp_http_app, mcp_sessions
 from interfaces.settings import Settings
 
@@ -60,6 +63,10 @@ def plain_settings(settings: Settings) -> dict[str, object]:
             **settings.embeddings.model_dump(),
             "api_key": settings.embeddings.api_key.get_secret_value() if settings.embeddings.api_key else None,
         },
+        "metrics": {
+            **settings.metrics.model_dump(),
+            "token": settings.metrics.token.get_secret_value() if settings.metrics.token else None,
+        },
     }
 
 
@@ -75,7 +82,9 @@ def create_app(settings: Settings | None = None, container: Container | None = N
         try:
             # MCP servers whose tools agents use: a server that cannot start is logged, not fatal.
             await container.tool_servers().start()
-            async with stale_turn_sweeper(container, settings), mcp_sessions(mcp):
+            async with (
+                stale_turn_sweeper(container, settings), metrics_reporting(container, settings), mcp_sessions(mcp)
+            ):
                 yield
         finally:
             try:
@@ -86,7 +95,8 @@ def create_app(settings: Settings | None = None, container: Container | None = N
     app = FastAPI(title="memagent", version="0.1.0", lifespan=lifespan)
     app.state.container = container
     for module in (chat, tasks, history, datasets, memory, health, agents, models, follow_ups, agent_keys,
-                   agent_parameters, agent_stats, conversations, messages, user_memory, openai_api, web):
+                   agent_parameters, agent_stats, conversations, messages, user_memory, openai_api, web, metrics,
+                   tools):
         app.include_router(module.router)
     if mcp is not None:
         app.mount("/mcp", mcp_http_app(mcp, container, loopback_only=not settings.auth.require_keys))
@@ -98,5 +108,6 @@ def create_app(settings: Settings | None = None, container: Container | None = N
         completions=settings.server.max_completion_body_bytes,
     )
     app.add_middleware(BodyLimit, limits=limits)
+    app.add_middleware(StreamGauge, metrics=container.metrics)
     app.add_middleware(KeyGate, authenticate=container.authenticate)
     return app

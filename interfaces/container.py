@@ -9,6 +9,7 @@ from __future__ import annotations
 from dependency_injector import containers, providers
 
 from application.accounts.authenticate import Authenticate
+from application.accounts.authorize_scrape import AuthorizeScrape
 from application.accounts.create_agent_key import CreateAgentKey
 from application.accounts.create_api_key import CreateApiKey
 from application.accounts.list_agent_keys import ListAgentKeys
@@ -29,10 +30,12 @@ from application.chat_turn.turn_parts import TurnParts
 from application.chat_turn.turn_tools import TurnTools
 from application.chat_turn.turn_watch import TurnWatch, WatchTimes
 from application.conversations.read_history import ReadHistory
+from application.health.check_readiness import CheckReadiness
 from application.knowledge.add_document import AddDocument
 from application.knowledge.create_dataset import CreateDataset
 from application.knowledge.describe_dataset import DescribeDataset
 from application.knowledge.documents import DocumentLimits
+from application.knowledge.list_datasets import ListDatasets
 from application.knowledge.retrieval import Retrieval
 from application.tasks.follow_task import FollowTask, FollowTimes
 from application.tasks.stop_message import StopMessage
@@ -48,6 +51,9 @@ from infrastructure.events.inprocess_task_presence import InProcessTaskPresence
 from infrastructure.events.redis_event_log import RedisEventLog
 from infrastructure.events.redis_task_control import RedisTaskControl
 from infrastructure.events.redis_task_presence import RedisTaskPresence
+from infrastructure.metrics.metered_chat_model import MeteredChatModels, MeteredEmbedder
+from infrastructure.metrics.metered_event_log import MeteredEventLog
+from infrastructure.metrics.prometheus_metrics import PrometheusMetrics
 from infrastructure.models.agentscope_chat_model import AgentScopeChatModel
 from infrastructure.models.chat_model_registry import ChatModelRegistry
 from infrastructure.models.model_profiles import profile_specs
@@ -70,6 +76,7 @@ from interfaces.agents_container import AgentsContainer
 from interfaces.config_objects import default_agent
 from interfaces.conversations_container import ConversationsContainer
 from interfaces.memory_container import MemoryContainer
+from interfaces.readiness_probes import readiness_probes
 from interfaces.writers_container import WritersContainer
 
 
@@ -82,13 +89,15 @@ class Container(containers.DeclarativeContainer):
     ids = providers.Singleton(UuidGenerator)
     tokenizer = providers.Singleton(TiktokenTokenizer, encoding=config.tokenizer_encoding)
     spawner = providers.Singleton(AsyncioSpawner)
+    # GET /metrics: every worker's when they share PROMETHEUS_MULTIPROC_DIR (README "Metrics").
+    metrics = providers.Singleton(PrometheusMetrics)
 
     database = providers.Singleton(
         Database, url=config.database.url, pool_size=config.database.pool_size,
-        max_overflow=config.database.max_overflow,
+        max_overflow=config.database.max_overflow, metrics=metrics,
     )
     message_store = providers.Singleton(SqlAlchemyMessageStore, database=database)
-    redis = providers.Singleton(RedisClient, url=config.redis.url, prefix=config.redis.key_prefix)
+    redis = providers.Singleton(RedisClient, url=config.redis.url, prefix=config.redis.key_prefix, metrics=metrics)
 
     event_log = providers.Selector(
         config.events.backend,
@@ -105,6 +114,8 @@ class Container(containers.DeclarativeContainer):
         inprocess=providers.Singleton(InProcessTaskPresence),
         redis=providers.Singleton(RedisTaskPresence, client=redis),
     )
+    # What turns append goes through this one: each append is timed.
+    turn_event_log = providers.Singleton(MeteredEventLog, log=event_log, metrics=metrics)
     llm_config = providers.Singleton(provider_config, llm=config.llm)
     chat_model = providers.Selector(
         config.llm["provider"],  # `config.llm.provider` would name the option's own provider attribute
@@ -126,14 +137,28 @@ class Container(containers.DeclarativeContainer):
     embedder = providers.Selector(
         config.embeddings.backend,
         lexical=providers.Singleton(LexicalEmbedder, dim=config.embeddings.lexical_dim),
-        openai=providers.Singleton(openai_embedder, embeddings=config.embeddings, llm=config.llm),
-        local=providers.Singleton(local_embedder, embeddings=config.embeddings),
+        # An embedding model's calls count in the metrics; the lexical embedder is no model.
+        openai=providers.Singleton(
+            MeteredEmbedder, metrics=metrics, profile="openai",
+            embedder=providers.Singleton(openai_embedder, embeddings=config.embeddings, llm=config.llm),
+        ),
+        local=providers.Singleton(
+            MeteredEmbedder, embedder=providers.Singleton(local_embedder, embeddings=config.embeddings),
+            metrics=metrics, profile="local",
+        ),
     )
     knowledge_base = providers.Singleton(SqlAlchemyKnowledgeBase, database=database)
     retrieval = providers.Singleton(Retrieval, knowledge=knowledge_base, embedder=embedder)
     # The model profiles (`default` is chat_model itself): MEMAGENT_MODELS' keys are read when the specs are built.
     model_profiles = providers.Singleton(profile_specs, llm=config.llm, models=config.models)
     chat_models = providers.Singleton(ChatModelRegistry, default=chat_model, specs=model_profiles, tokenizer=tokenizer)
+    # GET /readyz: the database, Redis (when a backend uses it) and each model profile, at most every 10 s.
+    check_readiness = providers.Singleton(
+        CheckReadiness, clock=clock, probes=providers.Callable(
+            readiness_probes, database=database, redis=redis, specs=model_profiles,
+            backends=providers.List(config.memory.backend, config.events.backend),
+        ),
+    )
     # Agents are kept in process for a moment (a turn then costs no read); this process's changes drop them at once.
     agent_store = providers.Singleton(
         CachedAgentStore, store=providers.Singleton(SqlAlchemyAgentStore, database=database), clock=clock,
@@ -143,7 +168,7 @@ class Container(containers.DeclarativeContainer):
     default_agent_config = providers.Singleton(default_agent, agent=config.agent)
     agents = providers.Container(
         AgentsContainer, store=agent_store, models=chat_models, toolbox=toolbox, knowledge=knowledge_base,
-        clock=clock, ids=ids, database=database,
+        clock=clock, ids=ids, database=database, tool_catalog=toolbox,
     )
 
     turn_limits = providers.Singleton(
@@ -163,22 +188,25 @@ class Container(containers.DeclarativeContainer):
 
     memory = providers.Container(  # the tiers, their record and cache, recall, upkeep, the memory API
         MemoryContainer, config=config, database=database, redis=redis, store=message_store, tokenizer=tokenizer,
-        clock=clock, spawner=spawner, embedder=embedder, chat_model=chat_model,
+        clock=clock, spawner=spawner, embedder=embedder, chat_model=chat_model, metrics=metrics,
     )
     writers = providers.Container(  # titles, follow-up questions, and AfterTurn (with the upkeep)
         WritersContainer, provider=config.llm["provider"], model=chat_model, store=message_store, agents=agent_store,
         clock=clock, spawner=spawner, upkeep=memory.upkeep_scheduler, title_wait=config.titles.wait,
+        metrics=metrics, tokenizer=tokenizer,
     )
     # The objects of one turn: factories, called by RunChatTurn with the per-turn values by keyword.
     turn_parts = providers.Singleton(
         TurnParts,
-        models=chat_models,
+        # A turn's model calls count in the metrics under `chat` and its profile.
+        models=providers.Singleton(MeteredChatModels, models=chat_models, metrics=metrics, tokenizer=tokenizer),
+        metrics=metrics,
         new_events=providers.Factory(
-            TurnEvents, log=event_log, tasks=task_control, clock=clock, ids=ids
+            TurnEvents, log=turn_event_log, tasks=task_control, clock=clock, ids=ids
         ).provider,
         new_tools=providers.Factory(TurnTools, toolbox=toolbox, retrieval=retrieval).provider,
         new_executor=providers.Factory(
-            ToolExecutor, policy=turn_limits.provided.retry, timeout=turn_limits.provided.tool_timeout
+            ToolExecutor, policy=turn_limits.provided.retry, timeout=turn_limits.provided.tool_timeout, metrics=metrics
         ).provider,
         new_loop=providers.Factory(AgentLoop, tokenizer=tokenizer, ids=ids).provider,
         new_watch=providers.Factory(
@@ -230,10 +258,12 @@ class Container(containers.DeclarativeContainer):
         AddDocument, knowledge=knowledge_base, embedder=embedder, ids=ids, limits=document_limits
     )
     describe_dataset = providers.Singleton(DescribeDataset, knowledge=knowledge_base, inventory=knowledge_base)
+    list_datasets = providers.Singleton(ListDatasets, knowledge=knowledge_base, inventory=knowledge_base)
 
     secrets = providers.Singleton(TokenSecrets)
     api_key_store = providers.Singleton(SqlAlchemyApiKeyStore, database=database)
     authenticate = providers.Singleton(Authenticate, keys=api_key_store, require_keys=config.auth.require_keys)
+    authorize_scrape = providers.Singleton(AuthorizeScrape, authenticate=authenticate, token=config.metrics.token)
     create_api_key = providers.Singleton(CreateApiKey, keys=api_key_store, secrets=secrets, clock=clock, ids=ids)
     list_api_keys = providers.Singleton(ListApiKeys, keys=api_key_store)
     revoke_api_key = providers.Singleton(RevokeApiKey, keys=api_key_store, clock=clock)

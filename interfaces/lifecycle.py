@@ -56,6 +56,27 @@ async def _sweep_forever(container: Container, interval: float) -> None:
         await asyncio.sleep(interval)
 
 
+async def _report_forever(container: Container, interval: float) -> None:
+    metrics, upkeep = container.metrics(), container.memory.upkeep_scheduler()
+    while True:
+        metrics.upkeep_lag(upkeep.lag())
+        await asyncio.sleep(interval)
+
+
+@contextlib.asynccontextmanager
+async def metrics_reporting(container: Container, settings: Settings) -> AsyncIterator[None]:
+    """The upkeep lag, which grows with no event to tell it, set every `metrics.refresh_interval`;
+    at the end this worker leaves the metrics' shared folder (its live gauges stop counting)."""
+    task = asyncio.create_task(_report_forever(container, settings.metrics.refresh_interval), name="metrics")
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        container.metrics().close()
+
+
 @contextlib.asynccontextmanager
 async def stale_turn_sweeper(container: Container, settings: Settings) -> AsyncIterator[None]:
     """Sweep at start-up (turns of a process that died) and then every `sweep_interval`."""

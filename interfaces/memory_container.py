@@ -22,12 +22,15 @@ from application.memory.short_term_memory import ShortTermMemory
 from application.memory.update_summary import UpdateSummary
 from application.memory.user_memory import UserMemory
 from application.memory.user_recall import UserRecall
+from application.ports.metrics import ModelPurpose
 from infrastructure.memory.extractive_summarizer import ExtractiveSummarizer
 from infrastructure.memory.inprocess_memory_store import InProcessEmbeddingCache, InProcessMemoryStore
 from infrastructure.memory.llm_memory_models import LLMEntityExtractor, LLMSummarizer
 from infrastructure.memory.redis_embedding_cache import RedisEmbeddingCache
 from infrastructure.memory.redis_memory_store import RedisMemoryStore
 from infrastructure.memory.rule_entity_extractor import RuleBasedEntityExtractor
+from infrastructure.metrics.metered_chat_model import MeteredChatModel
+from infrastructure.models.model_profiles import DEFAULT
 from infrastructure.persistence.sqlalchemy_memory_record import SqlAlchemyMemoryRecord
 from infrastructure.persistence.sqlalchemy_recall_index import SqlAlchemyRecallIndex
 from interfaces.config_objects import memory_policy_of
@@ -36,6 +39,7 @@ if TYPE_CHECKING:
     from application.ports.chat_model import ChatModel
     from application.ports.embedder import Embedder
     from application.ports.message_store import MessageStore
+    from application.ports.metrics import Metrics
     from application.ports.runtime import Clock, TaskSpawner, Tokenizer
     from infrastructure.persistence.database import Database
     from infrastructure.redis_client import RedisClient
@@ -51,6 +55,7 @@ class MemoryContainer(containers.DeclarativeContainer):
     spawner: providers.Dependency[TaskSpawner] = providers.Dependency()
     embedder: providers.Dependency[Embedder] = providers.Dependency()
     chat_model: providers.Dependency[ChatModel] = providers.Dependency()
+    metrics: providers.Dependency[Metrics] = providers.Dependency()
 
     policy = providers.Singleton(memory_policy_of, memory=config.memory)
     cache = providers.Selector(
@@ -82,18 +87,27 @@ class MemoryContainer(containers.DeclarativeContainer):
     )
     short_term = providers.Singleton(ShortTermMemory, store=store, memory=memory_store, tokenizer=tokenizer,
                                      policy=policy)
-    # The memory tiers' model work: extractive and rule-based with the offline scripted model, else the LLM.
+    # The memory tiers' model work: extractive and rule-based with the offline scripted model, else the LLM,
+    # whose calls count in the metrics by purpose (upkeep uses the `default` profile).
+    summary_model = providers.Singleton(
+        MeteredChatModel, model=chat_model, metrics=metrics, purpose=ModelPurpose.SUMMARY, profile=DEFAULT,
+        tokenizer=tokenizer,
+    )
+    entities_model = providers.Singleton(
+        MeteredChatModel, model=chat_model, metrics=metrics, purpose=ModelPurpose.ENTITIES, profile=DEFAULT,
+        tokenizer=tokenizer,
+    )
     summarizer = providers.Selector(
         config.llm["provider"],
         scripted=providers.Singleton(ExtractiveSummarizer),
-        openai=providers.Singleton(LLMSummarizer, model=chat_model),
-        agentscope=providers.Singleton(LLMSummarizer, model=chat_model),
+        openai=providers.Singleton(LLMSummarizer, model=summary_model),
+        agentscope=providers.Singleton(LLMSummarizer, model=summary_model),
     )
     entity_extractor = providers.Selector(
         config.llm["provider"],
         scripted=providers.Singleton(RuleBasedEntityExtractor),
-        openai=providers.Singleton(LLMEntityExtractor, model=chat_model),
-        agentscope=providers.Singleton(LLMEntityExtractor, model=chat_model),
+        openai=providers.Singleton(LLMEntityExtractor, model=entities_model),
+        agentscope=providers.Singleton(LLMEntityExtractor, model=entities_model),
     )
     user_recall = providers.Singleton(
         UserRecall, facts=record, index=recall_index, embedder=memory_embedder,
@@ -119,7 +133,7 @@ class MemoryContainer(containers.DeclarativeContainer):
         policy=policy,
         index_memory=providers.Singleton(IndexMemory, store=store, index=recall_index, embedder=memory_embedder),
     )
-    upkeep_scheduler = providers.Singleton(UpkeepScheduler, upkeep=upkeep, spawner=spawner)
+    upkeep_scheduler = providers.Singleton(UpkeepScheduler, upkeep=upkeep, spawner=spawner, clock=clock)
     conversation_memory = providers.Singleton(
         ConversationMemory, store=store, memory=memory_store, entities=memory_store, ledger=memory_store,
         clock=clock, policy=policy,

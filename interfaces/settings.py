@@ -75,7 +75,8 @@ class ModelPrice(BaseModel):
 
 
 class LLMSettings(BaseModel):
-    """The chat model. `prices` maps a model name (or a prefix of one) to its token prices,
+    """The chat model. `prices` maps a model name (or a prefix of one) to its token prices, over the
+    built-in table (infrastructure/models/prices.json), replacing its entry of the same name,
     e.g. MEMAGENT_LLM__PRICES='{"gpt-4o-mini": {"input": 0.15, "output": 0.6}}'."""
 
     provider: Literal["scripted", "openai", "agentscope"] = "scripted"
@@ -110,7 +111,7 @@ class ModelProfileSettings(BaseModel):
     api_key_env: str | None = Field(None, description="the NAME of an environment variable holding the key")
     api_key_file: str | None = Field(None, description="a secrets file holding the key")
     capabilities: CapabilityOverrides = CapabilityOverrides()
-    price: ModelPrice | None = Field(None, description="else MEMAGENT_LLM__PRICES' entry for the model, else free")
+    price: ModelPrice | None = Field(None, description="else MEMAGENT_LLM__PRICES or the built-in table, else free")
     temperature: float | None = Field(None, ge=0, le=2)
     timeout: float | None = Field(None, gt=0)
     max_retries: int | None = Field(None, ge=0)
@@ -304,6 +305,17 @@ class AuthSettings(BaseModel):
     require_keys: bool = False
 
 
+class MetricsSettings(BaseModel):
+    """`GET /metrics` (Prometheus). `token`: a Bearer credential that may scrape besides an account key,
+    for a Prometheus server that should hold no account's key. Several workers share their metrics
+    through the library's own PROMETHEUS_MULTIPROC_DIR (an empty folder, set before they start)."""
+
+    token: SecretStr | None = Field(None, min_length=16, description="a scrape-only Bearer token, 16+ characters")
+    refresh_interval: float = Field(
+        5.0, gt=0, description="seconds between a worker's updates of memagent_upkeep_lag_seconds"
+    )
+
+
 class Settings(BaseSettings):
     # Errors never quote a value: one may be a key (MEMAGENT_LLM__API_KEY, a key put in MEMAGENT_MODELS).
     model_config = SettingsConfigDict(
@@ -324,6 +336,7 @@ class Settings(BaseSettings):
     turn: TurnSettings = TurnSettings()
     server: ServerSettings = ServerSettings()
     auth: AuthSettings = AuthSettings()
+    metrics: MetricsSettings = MetricsSettings()
     embeddings: EmbeddingsSettings = EmbeddingsSettings()
     knowledge: KnowledgeSettings = KnowledgeSettings()
     mcp: McpSettings = McpSettings()

@@ -11,15 +11,19 @@ from dependency_injector import containers, providers
 from application.chat_turn.after_turn import AfterTurn
 from application.conversations.name_conversation import NameConversation
 from application.conversations.suggest_follow_ups import SuggestFollowUps
+from application.ports.metrics import ModelPurpose
 from infrastructure.conversations.llm_writers import LLMFollowUpWriter, LLMTitler
 from infrastructure.conversations.offline_writers import FirstWordsTitler, TemplateFollowUpWriter
+from infrastructure.metrics.metered_chat_model import MeteredChatModel
+from infrastructure.models.model_profiles import DEFAULT
 
 if TYPE_CHECKING:
     from application.memory.schedule_upkeep import TurnUpkeep
     from application.ports.agent_store import AgentStore
     from application.ports.chat_model import ChatModel
     from application.ports.message_store import MessageStore
-    from application.ports.runtime import Clock, TaskSpawner
+    from application.ports.metrics import Metrics
+    from application.ports.runtime import Clock, TaskSpawner, Tokenizer
 
 
 class WritersContainer(containers.DeclarativeContainer):
@@ -31,19 +35,29 @@ class WritersContainer(containers.DeclarativeContainer):
     spawner: providers.Dependency[TaskSpawner] = providers.Dependency()
     upkeep: providers.Dependency[TurnUpkeep] = providers.Dependency()
     title_wait: providers.Dependency[float] = providers.Dependency()
+    metrics: providers.Dependency[Metrics] = providers.Dependency()
+    tokenizer: providers.Dependency[Tokenizer] = providers.Dependency()
 
-    # Like the memory tiers' model work: offline with the offline scripted model, else the LLM.
+    # Like the memory tiers' model work: offline with the offline scripted model, else the LLM, whose
+    # calls count in the metrics by purpose (on the `default` profile).
+    title_model = providers.Singleton(
+        MeteredChatModel, model=model, metrics=metrics, purpose=ModelPurpose.TITLE, profile=DEFAULT, tokenizer=tokenizer
+    )
+    follow_ups_model = providers.Singleton(
+        MeteredChatModel, model=model, metrics=metrics, purpose=ModelPurpose.FOLLOW_UPS, profile=DEFAULT,
+        tokenizer=tokenizer,
+    )
     titler = providers.Selector(
         provider,
         scripted=providers.Singleton(FirstWordsTitler),
-        openai=providers.Singleton(LLMTitler, model=model),
-        agentscope=providers.Singleton(LLMTitler, model=model),
+        openai=providers.Singleton(LLMTitler, model=title_model),
+        agentscope=providers.Singleton(LLMTitler, model=title_model),
     )
     follow_up_writer = providers.Selector(
         provider,
         scripted=providers.Singleton(TemplateFollowUpWriter),
-        openai=providers.Singleton(LLMFollowUpWriter, model=model),
-        agentscope=providers.Singleton(LLMFollowUpWriter, model=model),
+        openai=providers.Singleton(LLMFollowUpWriter, model=follow_ups_model),
+        agentscope=providers.Singleton(LLMFollowUpWriter, model=follow_ups_model),
     )
     name_conversation = providers.Singleton(NameConversation, titler=titler, store=store, clock=clock)
     suggest_follow_ups = providers.Singleton(SuggestFollowUps, writer=follow_up_writer, store=store, agents=agents)

@@ -315,6 +315,11 @@ class FakeKnowledgeBase:
         found = self.datasets.get(dataset_id)
         return found if found is not None and found.owner == owner else None
 
+    async def list_datasets(self, owner: OwnerId, offset: int, limit: int) -> list[Dataset]:
+        mine = sorted((d for d in self.datasets.values() if d.owner == owner), key=lambda d: d.id)
+        mine.sort(key=lambda d: d.created_at, reverse=True)  # stable: ties stay by id
+        return mine[offset:offset + limit]
+
     async def add_chunks(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]]) -> None:
         self.chunks.extend((c, list(v)) for c, v in zip(chunks, vectors, strict=True))
 

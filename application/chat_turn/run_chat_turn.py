@@ -22,9 +22,10 @@ if TYPE_CHECKING:
     from application.chat_turn.save_outcome import SaveOutcome
     from application.chat_turn.turn import Turn
     from application.chat_turn.turn_events import TurnEvents
-    from application.chat_turn.turn_parts import TurnParts
+    from application.chat_turn.turn_parts import TurnKit, TurnParts
     from application.memory.long_term_recall import LongTermRecall
     from application.memory.short_term_memory import ShortTermMemory
+    from application.ports.metrics import Metrics
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +67,13 @@ class RunChatTurn:
 
     async def __call__(self, turn: Turn) -> None:
         kit = self._parts.for_turn(turn)
+        meter = _TurnMeter(self._parts.metrics, turn.config.app_id, turn.config.model, kit)
+        try:
+            await self._run(turn, kit, meter)
+        finally:
+            meter.ended(MessageStatus.ERROR)  # only if its end itself failed: it was counted otherwise
+
+    async def _run(self, turn: Turn, kit: TurnKit, meter: _TurnMeter) -> None:
         status, error = MessageStatus.NORMAL, ""
         try:
             async with asyncio.timeout(self._limits.turn_timeout):
@@ -84,7 +92,7 @@ class RunChatTurn:
         except Exception:  # the turn must end with an error event, whatever went wrong
             log.exception("turn %s failed", turn.message.task_id)
             status, error = MessageStatus.ERROR, "An internal error ended the turn."
-        await self._finish(turn, kit.events, kit.loop.state, status, error)
+        await self._finish(turn, kit.events, kit.loop.state, status, error, meter)
 
     async def _pipeline(self, turn: Turn, events: TurnEvents, loop: AgentLoop) -> None:
         config, conversation = turn.config, turn.conversation
@@ -140,7 +148,7 @@ class RunChatTurn:
         await best_effort(events.close(self._limits.event_retention), None, f"keeping turn {task_id} for replay")
 
     async def _finish(
-        self, turn: Turn, events: TurnEvents, state: LoopState, status: MessageStatus, error: str
+        self, turn: Turn, events: TurnEvents, state: LoopState, status: MessageStatus, error: str, meter: _TurnMeter
     ) -> None:
         answer = state.answer
         replaced = status is MessageStatus.NORMAL and bool(turn.config.output_review.hit(answer))
@@ -165,9 +173,28 @@ class RunChatTurn:
             # Inline entity extraction when configured; the title and follow-up questions started.
             title = await self._after.before_end(turn, finished)
         end = _TERMINAL[status]
+        meter.ended(status)  # before the terminal event: a client that saw the end finds it counted
         await self._publish_end(turn, events, end, answer, error, state, title, _finish_reason(end, replaced, state))
         if remembered:
             self._after.after_end(turn.config, finished)  # memory upkeep, off the request path (§3 step 7)
+
+
+class _TurnMeter:
+    """One turn in the metrics: active from its start, counted once when it ends."""
+
+    def __init__(self, metrics: Metrics, agent: str, profile: str, kit: TurnKit) -> None:
+        self._metrics, self._agent, self._profile, self._kit = metrics, agent, profile, kit
+        self._running = True
+        metrics.turn_started(agent, profile)
+
+    def ended(self, status: MessageStatus) -> None:
+        if not self._running:
+            return
+        self._running = False
+        self._metrics.turn_ended(self._agent, self._profile, status.value, self._kit.events.elapsed)
+        first_token = self._kit.loop.state.first_token_latency
+        if first_token is not None:
+            self._metrics.first_token(self._agent, self._profile, first_token)
 
 
 def _finish_reason(end: ThoughtEvent, replaced: bool, state: LoopState) -> str:

@@ -1,6 +1,8 @@
 """Runs a round of tool calls under the tool failure policy: concurrently, bar sequential tools.
 
-A timeout is retried `RetryPolicy.timeout_retries` times, `retry_delay` apart (domain.tools).
+A timeout is retried `RetryPolicy.timeout_retries` times, `retry_delay` apart (domain.tools). Each
+call's outcome, after its retries, is counted in the metrics under its tool's name when the turn
+offered it (the model may write any name; a label must stay bounded).
 """
 
 from __future__ import annotations
@@ -10,21 +12,27 @@ import logging
 from typing import TYPE_CHECKING
 
 from application.errors import ToolCallFailed
+from application.ports.metrics import UNKNOWN_TOOL
 from domain.tools import RetryPolicy, ToolCall, ToolFailure, ToolResult, failure_result
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
 
+    from application.ports.metrics import Metrics
     from application.ports.tools import Invokes
 
 log = logging.getLogger(__name__)
 
 
 class ToolExecutor:
-    def __init__(self, toolbox: Invokes, policy: RetryPolicy, timeout: float) -> None:
+    def __init__(
+        self, toolbox: Invokes, policy: RetryPolicy, timeout: float, metrics: Metrics, offered: Collection[str]
+    ) -> None:
         self._toolbox = toolbox
         self._policy = policy
         self._timeout = timeout
+        self._metrics = metrics
+        self._offered = offered
 
     async def run_all(self, calls: Sequence[ToolCall], sequential: Collection[str] = ()) -> list[ToolResult]:
         """The calls of one round; results keep call order.
@@ -44,6 +52,12 @@ class ToolExecutor:
         return [results[index] for index in range(len(calls))]
 
     async def run(self, call: ToolCall) -> ToolResult:
+        result = await self._run(call)
+        tool = call.name if call.name in self._offered else UNKNOWN_TOOL
+        self._metrics.tool_call(tool, result.failure.value if result.failure else "ok")
+        return result
+
+    async def _run(self, call: ToolCall) -> ToolResult:
         attempt = 1
         while True:
             failure, detail = await self._attempt(call)

@@ -22,6 +22,7 @@ from application.ports.task_control import TaskInfo
 
 if TYPE_CHECKING:
     from application.ports.chat_models import ChatModels
+    from application.ports.metrics import Metrics
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,11 +37,12 @@ class TurnKit:
 @dataclass(frozen=True, slots=True)
 class TurnParts:
     """Each factory is called with the per-turn values by keyword, its other arguments bound:
-    `new_events(turn=)`, `new_tools(config=, owner=)`, `new_executor(toolbox=)`,
+    `new_events(turn=)`, `new_tools(config=, owner=)`, `new_executor(toolbox=, offered=)`,
     `new_loop(model=, tools=, executor=, events=)`, `new_watch(info=)`; the model is the agent's
-    profile's, from `models`."""
+    profile's, from `models`. `metrics` is shared by every turn."""
 
     models: ChatModels
+    metrics: Metrics
     new_events: Callable[..., TurnEvents]
     new_tools: Callable[..., TurnTools]
     new_executor: Callable[..., ToolExecutor]
@@ -53,7 +55,8 @@ class TurnParts:
         model = self.models.get(turn.config.model)
         if model is None:  # ResolveConfig refuses a turn whose profile is not configured
             raise AssertionError(f"no model profile {turn.config.model!r}")
-        loop = self.new_loop(model=model, tools=tools, executor=self.new_executor(toolbox=tools), events=events)
+        executor = self.new_executor(toolbox=tools, offered=tools.names)
+        loop = self.new_loop(model=model, tools=tools, executor=executor, events=events)
         message = turn.message
         info = TaskInfo.of(message)
         return TurnKit(events, loop, self.new_watch(info=info))

@@ -39,6 +39,11 @@ class TurnTools:
             self.specs.append(RETRIEVAL_SPEC)
 
     @property
+    def names(self) -> frozenset[str]:
+        """The names of the offered tools."""
+        return frozenset(s.name for s in self.specs)
+
+    @property
     def sequential(self) -> frozenset[str]:
         """The names of the offered tools whose calls must not overlap."""
         return frozenset(s.name for s in self.specs if s.sequential)

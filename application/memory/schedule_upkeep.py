@@ -6,7 +6,9 @@ delays `agent_end`. Entity extraction runs there too, unless the policy says inl
 conversation that finish while its upkeep waits for the lock join that upkeep, so under load the
 summary is updated once for several turns, not once each.
 
-`NoUpkeep` is the scheduler of an agent without upkeep.
+`NoUpkeep` is the scheduler of an agent without upkeep. There is no queue besides the upkeeps
+this process scheduled: its lag (`lag`) is the age of the oldest of them not finished yet, waiting
+for its conversation's lock or running.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from application.memory.run_upkeep import MemoryUpkeep, PendingUpkeep
 from domain.ids import ConversationId, TaskId
 
 if TYPE_CHECKING:
-    from application.ports.runtime import TaskSpawner
+    from application.ports.runtime import Clock, TaskSpawner
     from domain.agent import AgentConfig
     from domain.conversation import Message
 
@@ -47,9 +49,11 @@ class NoUpkeep(TurnUpkeep):
 
 
 class UpkeepScheduler(TurnUpkeep):
-    def __init__(self, upkeep: MemoryUpkeep, spawner: TaskSpawner) -> None:
+    def __init__(self, upkeep: MemoryUpkeep, spawner: TaskSpawner, clock: Clock) -> None:
         self._upkeep = upkeep
         self._spawner = spawner
+        self._clock = clock
+        self._scheduled_at: dict[int, float] = {}  # per upkeep not finished (by its id()): when it was scheduled
         self._running = 0
         self._idle: asyncio.Event | None = None
         self._waiting: dict[ConversationId, PendingUpkeep] = {}  # per conversation: the upkeep not locked yet
@@ -68,6 +72,7 @@ class UpkeepScheduler(TurnUpkeep):
             return
         pending = PendingUpkeep(config, [finished])
         self._waiting[finished.conversation_id] = pending
+        self._scheduled_at[id(pending)] = self._clock.monotonic()
         self._started()
         work = self._tracked(pending)
         try:
@@ -75,8 +80,15 @@ class UpkeepScheduler(TurnUpkeep):
         except Exception:  # scheduling must not fail a turn that already ended
             work.close()
             del self._waiting[finished.conversation_id]
+            del self._scheduled_at[id(pending)]
             self._ended()
             log.exception("could not schedule memory upkeep of message %s", finished.id)
+
+    def lag(self) -> float:
+        """Seconds since the oldest upkeep not finished yet was scheduled; 0 when none is."""
+        if not self._scheduled_at:
+            return 0.0
+        return max(0.0, self._clock.monotonic() - min(self._scheduled_at.values()))
 
     async def wait_idle(self) -> None:
         """Until no upkeep scheduled by this instance is running (for tests and benchmarks)."""
@@ -90,6 +102,7 @@ class UpkeepScheduler(TurnUpkeep):
             conversation_id = pending.turns[0].conversation_id
             if self._waiting.get(conversation_id) is pending:
                 del self._waiting[conversation_id]
+            del self._scheduled_at[id(pending)]
             self._ended()
 
     def _started(self) -> None:

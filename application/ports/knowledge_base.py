@@ -12,6 +12,10 @@ class KnowledgeBase(Protocol):
 
     async def get_dataset(self, dataset_id: str, owner: OwnerId) -> Dataset | None: ...
 
+    async def list_datasets(self, owner: OwnerId, offset: int, limit: int) -> list[Dataset]:
+        """`owner`'s datasets, newest first (ties: by id), skipping `offset` and at most `limit`."""
+        ...
+
     async def add_chunks(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]]) -> None:
         """Store a document's chunks with their vectors, in one transaction."""
         ...

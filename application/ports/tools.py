@@ -1,6 +1,8 @@
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
+from application.ports.tool_servers import ToolServerStatus
 from domain.tools import ToolCall, ToolSpec
 
 
@@ -22,3 +24,35 @@ class Invokes(Protocol):
     async def invoke(self, call: ToolCall) -> str:
         """The call's output; raise `ToolCallFailed` on a known failure."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class NamedTool:
+    """A tool an agent config may name: `spec.name` is the name it is offered under now;
+    `qualified_name` reaches it whatever else is configured (an MCP tool's `server.tool`, a
+    built-in's own name, since a built-in always keeps it)."""
+
+    spec: ToolSpec
+    qualified_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ServerTools:
+    """One configured tool server, how it is doing, and the tools it last listed (kept while it is
+    down). `every_tool` is the name that enables all of them in an agent config (`server.*`)."""
+
+    status: ToolServerStatus
+    every_tool: str
+    tools: tuple[NamedTool, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCatalogue:
+    builtin: tuple[NamedTool, ...]
+    servers: tuple[ServerTools, ...] = ()
+
+
+class ToolCatalog(Protocol):
+    """Every tool an agent config may name, for the account that builds agents."""
+
+    def catalogue(self) -> ToolCatalogue: ...

@@ -12,8 +12,9 @@ check at start-up uses `read_key` too).
 
 What a profile leaves out it takes from `MEMAGENT_LLM__*` (temperature, timeout, retries, the scripted
 model's delay), except its base URL and key, which never carry over from one model to another. Its
-price is its own `price`, else the `MEMAGENT_LLM__PRICES` entry for its model; with neither it is
-unpriced and its calls cost 0.
+price is its own `price`, else the entry for its model in `MEMAGENT_LLM__PRICES` over the built-in
+table (`price_table`); with none it is unpriced (`priced` False, shown as such by `GET /api/models`)
+and its calls cost 0. The scripted model is free, and priced as such: its price is known.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from application.errors import ModelError
 from application.ports.chat_models import ModelProfile
 from infrastructure.models import scripted_model
 from infrastructure.models.capabilities import capabilities_for
+from infrastructure.models.price_table import with_built_in
 from infrastructure.models.provider_config import FREE, ProviderConfig, TokenPrice, listed_price, provider_config
 
 if TYPE_CHECKING:
@@ -87,7 +89,7 @@ def default_spec(llm: Mapping[str, Any]) -> ProfileSpec:
     its config is the one `provider_config` gives the container's own chat model."""
     provider = str(llm["provider"])
     config = _scripted(provider, provider_config(llm))
-    priced = provider != "scripted" and listed_price(config.model, llm.get("prices") or {}) is not None
+    priced = provider == "scripted" or listed_price(config.model, with_built_in(llm.get("prices") or {})) is not None
     return _spec(DEFAULT, provider, config, priced, llm, llm)
 
 
@@ -101,7 +103,7 @@ def profile_spec(
     except ModelError as unreadable:
         raise ModelError(f"{SETTING}: profile {name!r}: {unreadable.message}") from None
     model = str(entry["model"])
-    price = _price(entry.get("price"), model, llm.get("prices") or {})
+    price = _price(entry.get("price"), model, with_built_in(llm.get("prices") or {}))
     config = ProviderConfig(
         model=model,
         base_url=entry.get("base_url"),
@@ -114,7 +116,8 @@ def profile_spec(
         capabilities=capabilities_for(model, entry.get("capabilities") or {}),
         price=price or FREE,
     )
-    return _spec(name, provider, _scripted(provider, config), price is not None, entry, llm)
+    priced = provider == "scripted" or price is not None
+    return _spec(name, provider, _scripted(provider, config), priced, entry, llm)
 
 
 def profile_specs(

@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 from domain.agent import ModelCapabilities
 from domain.messages import Usage
 from infrastructure.models.capabilities import capabilities_for
+from infrastructure.models.price_table import with_built_in
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -77,7 +78,8 @@ def price_for(model: str, table: Mapping[str, Mapping[str, float]]) -> TokenPric
 
 
 def provider_config(llm: Mapping[str, Any]) -> ProviderConfig:
-    """From the plain `llm` settings the container holds (the API key already unwrapped)."""
+    """From the plain `llm` settings the container holds (the API key already unwrapped); its price
+    comes from MEMAGENT_LLM__PRICES over the built-in table (`price_table`)."""
     model = str(llm["model"])
     return ProviderConfig(
         model=model,
@@ -89,5 +91,5 @@ def provider_config(llm: Mapping[str, Any]) -> ProviderConfig:
         retry_initial_delay=float(llm["retry_initial_delay"]),
         retry_max_delay=float(llm["retry_max_delay"]),
         capabilities=capabilities_for(model, llm.get("capabilities") or {}),
-        price=price_for(model, llm.get("prices") or {}),
+        price=price_for(model, with_built_in(llm.get("prices") or {})),
     )

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
     from sqlalchemy.engine import URL, Connection
 
+    from application.ports.metrics import Metrics
+
 
 class Database:
     """One database URL, its engine and session factory.
@@ -46,12 +48,15 @@ class Database:
         connect_timeout: float = 10.0,
         pool_size: int = 20,
         max_overflow: int = 20,
+        metrics: Metrics | None = None,
     ) -> None:
+        """`metrics` counts each transaction the database failed (`store_error("database")`)."""
         self._url = normalise_url(url)
         self._echo = echo
         self._connect_timeout = connect_timeout
         self._pool_size = pool_size
         self._max_overflow = max_overflow
+        self._metrics = metrics
         self._engine: AsyncEngine | None = None
         self._sessions: async_sessionmaker[AsyncSession] | None = None
 
@@ -93,7 +98,10 @@ class Database:
             async with self.sessions.begin() as session:
                 yield session
         except DATABASE_ERRORS as exc:
-            raise store_error(operation, exc, self.password, where=f"The database at {self.display_url}") from exc
+            failure = store_error(operation, exc, self.password, where=f"The database at {self.display_url}")
+            if self._metrics is not None and isinstance(failure, StoreUnavailable):  # not a value it refused
+                self._metrics.store_error("database")
+            raise failure from exc
 
     async def start(self) -> None:
         """Connect once and make sure the schema is there: created for SQLite, checked for others.

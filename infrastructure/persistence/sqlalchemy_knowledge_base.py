@@ -86,6 +86,17 @@ class SqlAlchemyKnowledgeBase(KnowledgeBase, DatasetInventory):
             )
         return dataset_to_domain(row) if row is not None else None
 
+    async def list_datasets(self, owner: OwnerId, offset: int, limit: int) -> list[Dataset]:
+        async with self._db.transaction("list_datasets") as session:
+            rows = await session.scalars(
+                select(DatasetRow)
+                .where(DatasetRow.owner == owner)
+                .order_by(DatasetRow.created_at.desc(), DatasetRow.id)
+                .offset(offset)
+                .limit(limit)
+            )
+            return [dataset_to_domain(row) for row in rows]
+
     async def add_chunks(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]]) -> None:
         if len(chunks) != len(vectors):
             raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from application.errors import ToolCallFailed
-from application.ports.tools import ToolBox
+from application.ports.tools import NamedTool, ServerTools, ToolBox, ToolCatalog, ToolCatalogue
 from domain.tools import ToolCall, ToolFailure, ToolSpec
 from infrastructure.tools.mcp_client import McpServers
 from infrastructure.tools.mcp_session import McpServer, ServerState
@@ -35,7 +35,7 @@ class _McpTool:
     spec: ToolSpec
 
 
-class CompositeToolBox(ToolBox):
+class CompositeToolBox(ToolBox, ToolCatalog):
     def __init__(self, builtin: ToolRegistry, servers: McpServers | None = None) -> None:
         self._builtin = builtin
         self._servers = servers or McpServers([])
@@ -71,6 +71,20 @@ class CompositeToolBox(ToolBox):
         if server is not None and server.state is not ServerState.READY:
             raise ToolCallFailed(ToolFailure.UNAVAILABLE, f"MCP server {server.name!r} is unavailable: {server.error}")
         raise ToolCallFailed(ToolFailure.UNKNOWN_TOOL, f"no tool named {call.name!r}")
+
+    def catalogue(self) -> ToolCatalogue:
+        """The tools under the names `specs` takes now, each MCP server's with its state."""
+        catalog, aliases = self._catalog()
+        qualified = {exposed: name for name, exposed in aliases.items()}
+        builtin = tuple(NamedTool(entry, name) for name, entry in catalog.items() if isinstance(entry, ToolSpec))
+        servers = tuple(
+            ServerTools(server.status(), f"{server.name}.*", tuple(
+                NamedTool(entry.spec, qualified[name]) for name, entry in catalog.items()
+                if isinstance(entry, _McpTool) and entry.server is server
+            ))
+            for server in self._servers
+        )
+        return ToolCatalogue(builtin, servers)
 
     def _catalog(self) -> tuple[dict[str, ToolSpec | _McpTool], dict[str, str]]:
         """(exposed name → tool, qualified `server.tool` → exposed name)."""

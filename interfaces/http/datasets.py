@@ -1,9 +1,9 @@
-"""Knowledge bases over HTTP: create a dataset, upload documents to it, describe it."""
+"""Knowledge bases over HTTP: create a dataset, list and describe them, upload documents to one."""
 
 from typing import Annotated, Any
 
 from dependency_injector.wiring import Provide, inject
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.exceptions import RequestValidationError
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from starlette.datastructures import UploadFile
@@ -23,6 +23,7 @@ from application.knowledge.documents import (
     DatasetSummary,
     any_case,
 )
+from application.knowledge.list_datasets import MAX_OFFSET, MAX_PAGE, ListDatasets
 from domain.ids import OwnerId
 from interfaces.http.openapi import ERROR_RESPONSES
 from interfaces.http.owner import current_owner
@@ -111,6 +112,24 @@ async def create_dataset(
 ) -> dict[str, Any]:
     """A new, empty dataset of the caller's."""
     return _dataset_data(DatasetSummary(await create(owner, body.name), 0, 0))
+
+
+@router.get("/api/datasets")
+@inject
+async def list_datasets(
+    owner: Annotated[OwnerId, Depends(current_owner)],
+    listing: Annotated[ListDatasets, Depends(Provide["list_datasets"])],
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 20,
+) -> dict[str, Any]:
+    """A page of the caller's datasets, newest first, with how many documents and chunks each holds."""
+    page = await listing(owner, offset, limit)
+    return {
+        "data": [_dataset_data(summary) for summary in page.summaries],
+        "offset": offset,
+        "limit": limit,
+        "has_more": page.has_more,
+    }
 
 
 @router.get("/api/datasets/{dataset_id}")

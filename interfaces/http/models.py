@@ -42,5 +42,7 @@ async def list_models(
     _owner: Annotated[OwnerId, Depends(current_owner)],
     models: Annotated[ChatModels, Depends(Provide["chat_models"])],
 ) -> dict[str, Any]:
-    """Every model profile, `default` first; `price` is USD per million tokens, null when unknown."""
+    """Every model profile, `default` first; `price` is USD per million tokens (a profile's own, else
+    MEMAGENT_LLM__PRICES', else the built-in table's). A model none of them lists is flagged
+    `"priced": false` with `"price": null`: its calls cost 0. The offline scripted model is free: 0 and 0."""
     return {"data": [profile_data(p) for p in models.profiles()]}

@@ -1,4 +1,5 @@
-"""The chat page: `/` and its static files under `/web/`, served from the package (interfaces/web/).
+"""The chat page (`/`), the agent builder (`/builder`) and their static files under `/web/`, served
+from the package (interfaces/web/).
 
 Public, like any static site: the files hold no data. The page itself asks for a key only when the
 API answers 401, and sends it as `Authorization: Bearer` to `/api/` (never in a URL).
@@ -59,6 +60,12 @@ def file_response(path: Path | None) -> Response:
 async def index() -> Response:
     """The chat page."""
     return file_response(web_file("index.html"))
+
+
+@router.get("/builder")
+async def builder() -> Response:
+    """The agent builder: an account's agents, their drafts, versions, debug chat and stats."""
+    return file_response(web_file("builder.html"))
 
 
 @router.get("/web/{relative:path}")

@@ -1,16 +1,25 @@
 // The chat page: wires the agent picker, the conversation list, the messages and the composer.
+import { followUps, parametersOf, questionButtons } from "/web/agent_parameters.js";
 import { json } from "/web/api.js";
 import { ConversationList } from "/web/conversations.js";
-import { MessageView } from "/web/messages.js";
-import { forget, resume, savedTurn, send, stop } from "/web/turns.js";
+import { ImageAttachments } from "/web/images.js";
+import { MemoryPanel } from "/web/memory_panel.js";
+import { MessageView, turnsOf } from "/web/messages.js";
+import { forget, regenerate, resume, savedTurn, send, stop } from "/web/turns.js";
 
 const OPEN = "memagent.open";  // the conversation on screen, reopened after a reload
+const PAGE = 100;  // messages per request: the API's largest page
 const $ = (id) => document.getElementById(id);
 
 const state = { agentId: null, conversationId: null, live: null };
-const view = new MessageView($("messages"));
+const view = new MessageView($("messages"), {
+  onRegenerate: (message) => guard(regenerateAnswer(message)),
+  report: (promise) => guard(promise),
+});
+const memory = new MemoryPanel($("memory-panel"));
+const images = new ImageAttachments($("images"), (promise) => guard(promise));
 const list = new ConversationList($("conversations"), $("search"), {
-  onOpen: (c) => guard(openConversation(c.id, c.agent_id)),
+  onOpen: (c) => guard(openConversation(c.id)),
   onDeleted: () => guard(newChat()),
 });
 
@@ -24,11 +33,25 @@ function setOpen(id) {
   state.conversationId = id;
   if (id) sessionStorage.setItem(OPEN, id); else sessionStorage.removeItem(OPEN);
   list.select(id);
+  if (!$("memory-panel").hidden) guard(memory.show(id));
+}
+
+function toggleMemory() {
+  const panel = $("memory-panel");
+  panel.hidden = !panel.hidden;
+  $("memory-toggle").setAttribute("aria-expanded", String(!panel.hidden));
+  if (!panel.hidden) return memory.show(state.conversationId);
+  return Promise.resolve();
 }
 
 function setBusy(busy) {
   $("send").disabled = busy;
   $("stop").hidden = !busy;
+}
+
+async function setAgent(agentId) {
+  state.agentId = agentId;
+  images.enable((await parametersOf(agentId)).accepts_images && state.agentId === agentId);
 }
 
 // Leaving a streaming turn only stops reading it: the turn runs on, and its saved state resumes it.
@@ -41,21 +64,17 @@ function leaveLive() {
 async function loadAgents() {
   const agents = (await json("/api/agents")).data.filter((a) => a.status === "active" && a.active_version);
   $("agent").replaceChildren(...agents.map((a) => new Option(a.name, a.id)));
-  state.agentId = agents[0]?.id ?? null;
+  await setAgent(agents[0]?.id ?? null);
 }
 
 async function showIntro() {
   $("intro").hidden = true;
   if (!state.agentId) return;
   const agentId = state.agentId;
-  const params = await json(`/api/agents/${encodeURIComponent(agentId)}/parameters`);
+  const params = await parametersOf(agentId);
   if (state.conversationId || agentId !== state.agentId) return;  // the user moved on meanwhile
   $("opening").textContent = params.opening_statement || "";
-  $("suggestions").replaceChildren(...params.suggested_questions.map((question) => {
-    const button = Object.assign(document.createElement("button"), { type: "button", textContent: question });
-    button.addEventListener("click", () => guard(sendMessage(question)));
-    return button;
-  }));
+  $("suggestions").replaceChildren(...questionButtons(params.suggested_questions, (q) => guard(sendMessage(q))));
   $("intro").hidden = !params.opening_statement && !params.suggested_questions.length;
 }
 
@@ -67,61 +86,98 @@ async function newChat() {
   $("message").focus();
 }
 
-async function openConversation(id, agentId) {
+async function messagePage(id, offset) {
+  return json(`/api/conversations/${encodeURIComponent(id)}/messages?offset=${offset}&limit=${PAGE}`);
+}
+
+// Every message, oldest first: the pages the conversation's count says it has, all at once, then
+// any that came since.
+async function allMessages(id, count) {
+  const offsets = Array.from({ length: Math.max(1, Math.ceil(count / PAGE)) }, (_, i) => i * PAGE);
+  const pages = await Promise.all(offsets.map((offset) => messagePage(id, offset)));
+  const messages = pages.flatMap((page) => page.data);
+  for (let page = pages.at(-1); page.has_more && state.conversationId === id;) {
+    page = await messagePage(id, messages.length);
+    messages.push(...page.data);
+  }
+  return messages;
+}
+
+// The turn to follow live, if the latest message still runs: the saved one (from where this tab
+// left it), or one started elsewhere, followed from its start.
+function liveTurn(id, latest) {
+  const turn = savedTurn(id);
+  if (latest?.status !== "running") {
+    if (turn) forget(id);
+    return null;
+  }
+  if (turn?.task_id === latest.task_id) return turn;
+  return { task_id: latest.task_id, conversation_id: id, message_id: latest.id, last_id: "0", text: "",
+           query: latest.query, image_urls: latest.image_urls };
+}
+
+async function openConversation(id) {
   leaveLive();
   setOpen(id);
   $("intro").hidden = true;
-  agentId ??= (await json(`/api/conversations/${encodeURIComponent(id)}`)).agent_id;
+  const conversation = list.shown.get(id) ?? await json(`/api/conversations/${encodeURIComponent(id)}`);
   if (state.conversationId !== id) return;
-  if ([...$("agent").options].some((o) => o.value === agentId)) {
-    $("agent").value = agentId;
-    state.agentId = agentId;
+  if ([...$("agent").options].some((o) => o.value === conversation.agent_id)) {
+    $("agent").value = conversation.agent_id;
+    await setAgent(conversation.agent_id);
   }
-  const page = await json(`/api/conversations/${encodeURIComponent(id)}/messages?limit=100`);
+  const messages = await allMessages(id, conversation.message_count);
   if (state.conversationId !== id) return;
-  let turn = savedTurn(id);
+  const turn = liveTurn(id, messages.at(-1));
+  const turns = turnsOf(messages);
+  if (turn) turns.pop();  // the running answer (and the ones it answers again) streams below
   view.clear();
-  for (const message of page.data) {
-    const pending = turn && message.task_id === turn.task_id;
-    if (pending && message.status !== "running") { forget(id); turn = null; }
-    if (message.status === "running" && !turn) {
-      // Running, but started elsewhere (or before its first frame came): follow it from the start.
-      turn = { task_id: message.task_id, conversation_id: id, message_id: message.id, last_id: "0",
-               text: "", query: message.query };
-    }
-    if (!(turn && message.task_id === turn.task_id)) view.showRecord(message);
-  }
-  if (turn) runLive(turn.query, (v, signal) => resume(turn, v, signal));
+  view.showTurns(turns);
+  view.root.lastElementChild?.scrollIntoView({ block: "end" });
+  if (turn) runLive(turn, (v, signal) => resume(turn, v, signal));
+  else if (messages.at(-1)?.status === "normal") guard(showFollowUps(messages.at(-1).id));
+}
+
+async function showFollowUps(messageId) {
+  const group = await followUps(state.agentId, messageId, (q) => guard(sendMessage(q)));
+  const agent = $("messages").lastElementChild;
+  if (group && !state.live && agent?.dataset.messageId === messageId) agent.append(group);
 }
 
 const STATUS = { agent_end: "normal", stop: "stop", error: "error", timeout: "timeout", gone: "gone" };
 
-// Shows one turn as it streams; `run(view, signal)` is a send or a resume.
-function runLive(query, run) {
+// Shows one turn as it streams; `run(view, signal)` is a send, a regenerate or a resume.
+function runLive(turn, run, { again = false } = {}) {
   const controller = new AbortController();
-  const { live, end } = view.startTurn(query);
-  const current = { controller, taskId: null };
+  for (const old of $("messages").querySelectorAll(".follow-ups")) old.remove();  // asked past them
+  const { live, end } = view.startTurn(turn.query, turn.image_urls);
+  const current = { controller, taskId: null, messageId: null };
   state.live = current;
   setBusy(true);
   const turnView = {
-    onStart(turn) {
-      current.taskId = turn.task_id;
-      if (!state.conversationId) { setOpen(turn.conversation_id); guard(list.refresh()); }
+    onStart(started) {
+      Object.assign(current, { taskId: started.task_id, messageId: started.message_id });
+      if (!state.conversationId) { setOpen(started.conversation_id); guard(list.refresh()); }
     },
     onDelta: (text) => live.set(text),
     onEnd(event, data) {
-      end(STATUS[event], event === "agent_end" ? null : data.observation || data.error);
+      const ended = { id: current.messageId, conversation_id: state.conversationId, query: turn.query,
+                      image_urls: turn.image_urls, status: STATUS[event], feedback: null,
+                      error: event === "agent_end" ? null : data.observation || data.error };
+      end(ended, state.live === current);
       if (state.live !== current) return;
       state.live = null;
       setBusy(false);
       guard(list.refresh());  // a new title, a new last message
-      // Its events expired: show the turn as recorded instead of the part seen here.
-      if (event === "gone" && state.conversationId) guard(openConversation(state.conversationId));
+      if (!$("memory-panel").hidden) guard(memory.show(state.conversationId));  // what the turn taught
+      // Its events expired, or it answered again: show the turn as recorded (with its siblings).
+      if ((event === "gone" || again) && state.conversationId) guard(openConversation(state.conversationId));
+      else if (ended.status === "normal" && ended.id) guard(showFollowUps(ended.id));
     },
   };
   return guard(run(turnView, controller.signal).catch((failure) => {
     if (controller.signal.aborted) return;
-    end("error", failure.message);
+    end({ status: "error", error: failure.message }, false);
     if (state.live === current) { state.live = null; setBusy(false); }
     throw failure;
   }));
@@ -132,9 +188,15 @@ async function sendMessage(text) {
   if (!query || state.live) return;
   $("intro").hidden = true;
   $("message").value = "";
-  const body = { query, agent_id: state.agentId };
+  const body = { query, agent_id: state.agentId, image_urls: images.take() };
   if (state.conversationId) body.conversation_id = state.conversationId;
-  await runLive(query, (v, signal) => send(body, v, signal));
+  await runLive({ query, image_urls: body.image_urls }, (v, signal) => send(body, v, signal));
+}
+
+async function regenerateAnswer(message) {
+  if (state.live) return;
+  view.dropLastTurn();
+  await runLive(message, (v, signal) => regenerate(message, v, signal), { again: true });
 }
 
 async function stopLive() {
@@ -157,7 +219,11 @@ function wire() {
   });
   $("stop").addEventListener("click", () => guard(stopLive()));
   $("new-chat").addEventListener("click", () => guard(newChat()));
-  $("agent").addEventListener("change", () => { state.agentId = $("agent").value; guard(newChat()); });
+  $("memory-toggle").addEventListener("click", () => guard(toggleMemory()));
+  $("agent").addEventListener("change", () => {
+    guard(setAgent($("agent").value));  // the id at once, the images switch when its parameters come
+    guard(newChat());
+  });
 }
 
 // The composer is enabled only once the page has settled: a message sent earlier would be cut off
@@ -165,8 +231,7 @@ function wire() {
 async function start() {
   wire();
   try {
-    await loadAgents();
-    await list.refresh();
+    await Promise.all([loadAgents(), list.refresh()]);
     const open = sessionStorage.getItem(OPEN);
     if (open) await openConversation(open).catch(() => newChat());
     else await newChat();

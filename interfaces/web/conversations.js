@@ -1,12 +1,7 @@
 // The conversation list: search, pinned first, open, rename, pin, delete.
 // Titles come from users and models: they are set as textContent only.
 import { json } from "/web/api.js";
-
-function el(tag, props = {}, ...children) {
-  const node = Object.assign(document.createElement(tag), props);
-  node.append(...children);
-  return node;
-}
+import { el } from "/web/dom.js";
 
 export class ConversationList {
   constructor(root, search, { onOpen, onDeleted }) {
@@ -15,6 +10,7 @@ export class ConversationList {
     this.onDeleted = onDeleted;
     this.current = null;
     this.query = "";
+    this.shown = new Map();  // id → the conversation as last listed
     let timer = 0;
     // Wait for a pause in typing: one request per search, not per key.
     search.addEventListener("input", () => {
@@ -29,6 +25,7 @@ export class ConversationList {
     const page = await json(`/api/conversations?${params}`);
     // The API orders by activity; pinned ones go first, keeping that order within each group.
     const rows = [...page.data].sort((a, b) => Number(b.pinned) - Number(a.pinned));
+    this.shown = new Map(rows.map((c) => [c.id, c]));
     this.root.replaceChildren(...rows.map((c) => this.item(c)));
   }
 

@@ -94,14 +94,28 @@ function gone(turn, view) {
   view.onEnd("gone", {});
 }
 
-export async function send(body, view, signal) {
-  const turn = { task_id: null, conversation_id: body.conversation_id || null, message_id: null,
-                 last_id: "0", text: "", query: body.query };
-  const response = await request("/api/chat", {
+// Opens a turn with a POST that answers its stream, and follows it.
+async function open(path, body, turn, view, signal) {
+  const response = await request(path, {
     method: "POST", signal, headers: { "Content-Type": "application/json" },
     body: JSON.stringify({ ...body, stream: true }),
   });
   await followToTheEnd(response, turn, view, signal);
+}
+
+function newTurn(conversationId, query, imageUrls = []) {
+  return { task_id: null, conversation_id: conversationId || null, message_id: null, last_id: "0", text: "",
+           query, image_urls: imageUrls };
+}
+
+export function send(body, view, signal) {
+  return open("/api/chat", body, newTurn(body.conversation_id, body.query, body.image_urls), view, signal);
+}
+
+// The latest answer given again: a new message, the sibling of `message`.
+export function regenerate(message, view, signal) {
+  const turn = newTurn(message.conversation_id, message.query, message.image_urls);
+  return open(`/api/messages/${encodeURIComponent(message.id)}/regenerate`, {}, turn, view, signal);
 }
 
 export async function resume(turn, view, signal) {

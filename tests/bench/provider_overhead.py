@@ -25,6 +25,7 @@ from openai import AsyncOpenAI
 from application.chat_turn.tool_executor import ToolExecutor
 from domain.messages import Role, text_msg
 from domain.tools import RetryPolicy, ToolCall, ToolSpec
+from infrastructure.metrics.inprocess_metrics import InProcessMetrics
 from infrastructure.models.openai_chat_model import OpenAIChatModel
 from infrastructure.models.provider_config import ProviderConfig
 from tests.llm_server import ScriptedLLMServer
@@ -101,7 +102,8 @@ async def concurrent_tools(server: ScriptedLLMServer) -> dict[str, Any]:
     model = OpenAIChatModel(ProviderConfig("gpt-4o-mini", base_url=server.base_url, api_key="bench"))
     started = time.perf_counter()
     calls = [c for chunk in [c async for c in model.stream(MESSAGES, [SLOW_TOOL])] for c in chunk.tool_calls]
-    results = await ToolExecutor(SleepingToolBox(), RetryPolicy(), timeout=5.0).run_all(calls)
+    executor = ToolExecutor(SleepingToolBox(), RetryPolicy(), timeout=5.0, metrics=InProcessMetrics(), offered=())
+    results = await executor.run_all(calls)
     elapsed = time.perf_counter() - started
     await model.aclose()
     assert [r.output for r in results] == ["done", "done"]

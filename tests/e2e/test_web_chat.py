@@ -20,10 +20,10 @@ import pytest
 
 from tests.e2e.web_page import (
     CHROMIUM,
-    CHROMIUM_ARGS,
     CSP,
     LONG_MESSAGE,
     SLOW,
+    chromium,
     last_answer,
     message_box,
     open_conversation,
@@ -33,11 +33,12 @@ from tests.e2e.web_page import (
     stored,
     wait_ended,
     wait_streaming,
+    watched_tab,
 )
 from tests.integration.backends import memagent
 from tests.service import Service, running_service
 
-playwright_sync = pytest.importorskip("playwright.sync_api")
+pytest.importorskip("playwright.sync_api")
 
 pytestmark = pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason=f"no Chromium at {CHROMIUM}")
 
@@ -59,25 +60,16 @@ def api(service: Service) -> Iterator[httpx.Client]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    with playwright_sync.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
+    with chromium() as running:
+        yield running
 
 
 @pytest.fixture
 def page(browser: Any, service: Service) -> Iterator[Any]:
     """A fresh context (its own sessionStorage) on the chat page; no console error allowed."""
-    context = browser.new_context(base_url=service.base_url)
-    context.set_default_timeout(15_000)
-    tab = context.new_page()
-    errors: list[str] = []
-    tab.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
-    tab.on("pageerror", lambda error: errors.append(f"uncaught: {error}"))
-    tab.on("dialog", lambda dialog: (errors.append(f"dialog: {dialog.message}"), dialog.dismiss()))
-    open_page(tab)
-    yield tab
-    context.close()
+    with watched_tab(browser, service.base_url) as (tab, errors):
+        open_page(tab)
+        yield tab
     assert errors == []
 
 
@@ -101,6 +93,20 @@ def test_the_page_and_its_files_are_served_with_the_csp_and_nosniff(api: httpx.C
         assert refused.headers["content-security-policy"] == CSP
     spec = api.get("/openapi.json").json()
     assert not [p for p in spec["paths"] if p == "/" or p.startswith("/web")]
+
+
+def test_the_page_preloads_exactly_the_modules_it_imports() -> None:
+    web = Path(__file__).resolve().parents[2] / "interfaces" / "web"
+    preloaded = set(re.findall(r'<link rel="modulepreload" href="/web/([^"]+)">', (web / "index.html").read_text()))
+    imported: set[str] = set()
+    waiting = ["app.js"]
+    while waiting:
+        module = waiting.pop()
+        for found in re.findall(r'^import .* from "/web/([^"]+)";$', (web / module).read_text(), re.MULTILINE):
+            if found not in imported:
+                imported.add(found)
+                waiting.append(found)
+    assert preloaded == imported
 
 
 # --- chatting ------------------------------------------------------------------------------------

@@ -5,7 +5,11 @@ The page's own objects come as Playwright's (typed Any: Playwright is a dev extr
 
 from __future__ import annotations
 
+import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -76,3 +80,50 @@ def settled(api: httpx.Client, conversation_id: str) -> dict[str, Any]:
             return last
         time.sleep(0.1)
     raise AssertionError("the turn did not end")
+
+
+def screenshot(tab: Any, name: str) -> None:
+    """The view as a PNG for the README: written where MEMAGENT_SCREENSHOTS points (docs/screenshots
+    when they are retaken), and checked to be a real image either way."""
+    folder = os.environ.get("MEMAGENT_SCREENSHOTS")
+    image: bytes = tab.screenshot(full_page=False)
+    assert image.startswith(b"\x89PNG")
+    assert len(image) > 2_000
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        (Path(folder) / f"{name}.png").write_bytes(image)
+
+
+@contextmanager
+def watched_tab(browser: Any, base_url: str) -> Iterator[tuple[Any, list[str]]]:
+    """A fresh context (its own sessionStorage) and tab, with the list of its console errors,
+    uncaught exceptions and browser dialogs (which a test asserts stays empty)."""
+    context = browser.new_context(base_url=base_url)
+    context.set_default_timeout(15_000)
+    tab = context.new_page()
+    errors: list[str] = []
+    tab.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    tab.on("pageerror", lambda error: errors.append(f"uncaught: {error}"))
+
+    def refuse(dialog: Any) -> None:
+        errors.append(f"dialog: {dialog.message}")
+        dialog.dismiss()
+
+    tab.on("dialog", refuse)
+    try:
+        yield tab, errors
+    finally:
+        context.close()
+
+
+@contextmanager
+def chromium() -> Iterator[Any]:
+    """Debian's Chromium through Playwright (its own browser download is never used)."""
+    from playwright.sync_api import sync_playwright  # a dev extra: imported only where a browser runs
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()

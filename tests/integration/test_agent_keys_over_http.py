@@ -29,6 +29,7 @@ pytestmark = pytest.mark.integration
 # lead's), the agent's parameters (here), the OpenAI-compatible API (its own agent as the one model,
 # tests/integration/test_openai_api.py), and the routes outside /api/ that need no key at all.
 # A route added later shows up in the walk below: it belongs here only if an agent key is for it.
+# What the builder picks from (GET /api/tools, GET /api/datasets) is the account's configuration: not here.
 AGENT_KEY_ROUTES = frozenset({
     ("POST", "/api/chat"),
     ("GET", "/api/conversations"),
@@ -53,8 +54,10 @@ AGENT_KEY_ROUTES = frozenset({
     ("POST", "/v1/chat/completions"),
     ("POST", "/v1/chat/completions/{}/cancel"),
     ("GET", "/healthz"),
+    ("GET", "/readyz"),
     ("GET", "/"),  # the chat page and its static files (interfaces/http/web.py): public
     ("GET", "/web/{}"),
+    ("GET", "/builder"),  # the builder page: public like the chat page; its API calls need an account key
 })
 
 

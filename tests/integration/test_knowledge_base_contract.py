@@ -1,10 +1,13 @@
 """SqlAlchemyKnowledgeBase on SQLite and PostgreSQL: owner-scoped datasets, chunks with vectors,
-similarity search over an in-process cache that follows every added document."""
+similarity search over an in-process cache that follows every added document. The listing of an
+owner's datasets runs on the unit tests' in-process double too (tests/fakes.py), so that a unit
+test's listing behaves like production's."""
 
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 import pytest
@@ -17,11 +20,14 @@ from infrastructure.persistence.database import Database
 from infrastructure.persistence.migrate import alembic_config, run_migrations
 from infrastructure.persistence.sqlalchemy_knowledge_base import SqlAlchemyKnowledgeBase
 from infrastructure.persistence.urls import normalise_url
+from tests.fakes import FakeKnowledgeBase
 from tests.integration.db_fixtures import database_url, migrated_url, pg_database_url, sqlite_url  # noqa: F401
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
     from pathlib import Path
+
+    from application.ports.knowledge_base import KnowledgeBase
 
 pytestmark = pytest.mark.integration
 
@@ -29,9 +35,10 @@ ALICE, BOB = OwnerId("alice"), OwnerId("bob")
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-@pytest.fixture
-async def database(database_url: str) -> AsyncIterator[Database]:  # noqa: F811
-    database = Database(database_url)
+@asynccontextmanager
+async def started(url: str) -> AsyncIterator[Database]:
+    """A started Database; PostgreSQL's knowledge tables are emptied afterwards (the database is shared)."""
+    database = Database(url)
     await database.start()
     try:
         yield database
@@ -40,6 +47,23 @@ async def database(database_url: str) -> AsyncIterator[Database]:  # noqa: F811
             async with database.engine.begin() as connection:
                 await connection.execute(text("TRUNCATE chunks, documents, datasets"))
         await database.dispose()
+
+
+@pytest.fixture
+async def database(database_url: str) -> AsyncIterator[Database]:  # noqa: F811
+    async with started(database_url) as database:
+        yield database
+
+
+@pytest.fixture(params=["sqlite", "postgresql", "in-process double"])
+async def knowledge(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[KnowledgeBase]:
+    if request.param == "in-process double":
+        yield FakeKnowledgeBase()
+        return
+    url = sqlite_url(tmp_path / "data" / "memagent.db") if request.param == "sqlite" else str(
+        request.getfixturevalue("pg_database_url"))
+    async with started(url) as database:
+        yield SqlAlchemyKnowledgeBase(database)
 
 
 def unit(*values: float) -> list[float]:
@@ -59,6 +83,24 @@ async def test_datasets_belong_to_their_owner(database: Database) -> None:
     assert await kb.get_dataset("ds1", ALICE) == dataset
     assert await kb.get_dataset("ds1", BOB) is None
     assert await kb.get_dataset("missing", ALICE) is None
+
+
+async def test_an_owner_lists_only_their_datasets_newest_first_ties_by_id(knowledge: KnowledgeBase) -> None:
+    later = T0 + timedelta(hours=1)
+    for dataset in (Dataset("ds-a", ALICE, "Oldest", T0), Dataset("ds-c", ALICE, "Later, second by id", later),
+                    Dataset("ds-b", ALICE, "Later, first by id", later), Dataset("ds-x", BOB, "Bob's", T0)):
+        await knowledge.add_dataset(dataset)
+    assert [d.id for d in await knowledge.list_datasets(ALICE, 0, 10)] == ["ds-b", "ds-c", "ds-a"]
+    assert await knowledge.list_datasets(BOB, 0, 10) == [Dataset("ds-x", BOB, "Bob's", T0)]
+    assert await knowledge.list_datasets(OwnerId("carol"), 0, 10) == []
+
+
+async def test_pages_of_datasets_follow_each_other_without_gaps_or_repeats(knowledge: KnowledgeBase) -> None:
+    for i in range(5):
+        await knowledge.add_dataset(Dataset(f"ds{i}", ALICE, f"Set {i}", T0 + timedelta(minutes=i)))
+    pages = [[d.id for d in await knowledge.list_datasets(ALICE, offset, 2)] for offset in (0, 2, 4, 6)]
+    assert pages == [["ds4", "ds3"], ["ds2", "ds1"], ["ds0"], []]
+    assert await knowledge.list_datasets(ALICE, 2**62, 100) == []
 
 
 async def test_search_ranks_by_cosine_keeps_top_k_and_drops_low_scores(database: Database) -> None:

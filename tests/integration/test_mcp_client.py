@@ -16,6 +16,7 @@ import pytest
 from application.chat_turn.tool_executor import ToolExecutor
 from application.errors import ToolCallFailed
 from domain.tools import RetryPolicy, ToolCall, ToolFailure
+from infrastructure.metrics.inprocess_metrics import InProcessMetrics
 from infrastructure.tools.builtin import builtin_tools
 from infrastructure.tools.composite import CompositeToolBox
 from infrastructure.tools.mcp_client import McpServers
@@ -123,7 +124,9 @@ async def test_a_refused_permission_and_an_http_403_are_permission_denied_never_
         assert await invoke(box, "local.secret") == "the secret"  # stdio has no gateway
         assert await invoke(box, "remote.echo", text="still here") == "echo: still here"
 
-        executor = ToolExecutor(box, RetryPolicy(timeout_retries=2, retry_delay=0.0), timeout=5)
+        executor = ToolExecutor(
+            box, RetryPolicy(timeout_retries=2, retry_delay=0.0), timeout=5, metrics=InProcessMetrics(), offered=()
+        )
         attempts = 0
         invoke_once = box.invoke
 
@@ -161,7 +164,9 @@ def test_the_sequential_setting_is_read_from_the_mcp_settings() -> None:
 
 async def test_a_hanging_tool_is_bounded_by_the_tool_timeout_and_the_session_stays_usable(fixture_url: str) -> None:
     box = await started(McpServerConfig("remote", Transport.HTTP, url=fixture_url), LOCAL)
-    executor = ToolExecutor(box, RetryPolicy(timeout_retries=1, retry_delay=0.0), timeout=0.5)
+    executor = ToolExecutor(
+        box, RetryPolicy(timeout_retries=1, retry_delay=0.0), timeout=0.5, metrics=InProcessMetrics(), offered=()
+    )
     try:
         for name in ("remote.hang", "local.hang"):
             began = time.monotonic()

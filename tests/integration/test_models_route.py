@@ -66,7 +66,7 @@ def test_the_profiles_are_listed_default_first_with_capabilities_and_prices(serv
             {"name": "local", "provider": "openai", "model": "llama3", "capabilities": caps(False, False, False),
              "price": None, "priced": False},
             {"name": "offline", "provider": "scripted", "model": "offline-scripted",
-             "capabilities": caps(True, True, False), "price": None, "priced": False},
+             "capabilities": caps(True, True, False), "price": {"input": 0.0, "output": 0.0}, "priced": True},
         ]
     }
 

@@ -42,6 +42,7 @@ from infrastructure.conversations.offline_writers import FirstWordsTitler, Templ
 from infrastructure.events.inprocess_task_control import InProcessTaskControl
 from infrastructure.events.inprocess_task_presence import InProcessTaskPresence
 from infrastructure.memory.inprocess_memory_store import InProcessEmbeddingCache
+from infrastructure.metrics.inprocess_metrics import InProcessMetrics
 from infrastructure.runtime.system import AsyncioSpawner
 from tests.doubles import FailingEventLog, FailingMemoryStore
 from tests.fake_message_store import FakeMessageStore
@@ -94,6 +95,7 @@ class Harness:
     follow_up_writer: FollowUpWriter = field(default_factory=TemplateFollowUpWriter)
     writers_spawner: CollectingSpawner | AsyncioSpawner = field(default_factory=AsyncioSpawner)
     title_wait: float = 0.0
+    metrics: InProcessMetrics = field(default_factory=InProcessMetrics)
 
     def __post_init__(self) -> None:
         self.presence = InProcessTaskPresence(clock=self.time.monotonic)
@@ -111,14 +113,15 @@ class Harness:
             self.fold,
             self.policy,
         )
-        self.scheduler = UpkeepScheduler(self.upkeep, self.spawner)
+        self.scheduler = UpkeepScheduler(self.upkeep, self.spawner, clock)
         limits = self.limits
         models = FakeChatModels(**{self.config.model: self.model})
         parts = TurnParts(
             models=models,
+            metrics=self.metrics,
             new_events=partial(TurnEvents, log=self.log, tasks=self.tasks, clock=clock, ids=ids),
             new_tools=partial(TurnTools, toolbox=self.toolbox, retrieval=Retrieval(self.knowledge, FakeEmbedder())),
-            new_executor=partial(ToolExecutor, policy=limits.retry, timeout=limits.tool_timeout),
+            new_executor=partial(ToolExecutor, policy=limits.retry, timeout=limits.tool_timeout, metrics=self.metrics),
             new_loop=partial(AgentLoop, tokenizer=tokenizer, ids=ids),
             new_watch=partial(TurnWatch, tasks=self.tasks, presence=self.presence, clock=clock, times=limits.watch),
         )

@@ -164,7 +164,7 @@ def test_a_scripted_profile_is_the_scripted_model_whatever_model_it_names() -> N
     [default, offline] = profile_specs(llm(provider="scripted"), [entry("offline", provider="scripted", model="x")])
     for spec in (default, offline):
         assert (spec.profile.model, spec.profile.capabilities, spec.priced) == (
-            scripted_model.NAME, scripted_model.CAPABILITIES, False,
+            scripted_model.NAME, scripted_model.CAPABILITIES, True,
         )
 
 

@@ -1,0 +1,1 @@
+"""The metrics adapters (Prometheus, in-process) and the decorators that meter other ports."""
