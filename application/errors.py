@@ -79,6 +79,17 @@ class NotPublished(Conflict):
     code = "not_published"
 
 
+class RateLimited(ApplicationError):
+    """A limit on turns is reached (per minute, running at once, tokens per day); `retry_after`: seconds
+    until it has room again, as far as the counters know."""
+
+    code = "rate_limited"
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 class ModelError(ApplicationError):
     """The model failed: unreachable, erroring, timing out or sending garbage."""
 

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from domain.errors import DomainError
+from domain.model_calls import Budget
+from domain.rate_limits import RateLimits
 from domain.review import KeywordReview
 from domain.user_memory import UserScope
 
@@ -99,6 +101,8 @@ class AgentConfig:
     opening_statement: str = ""  # shown before the first turn
     suggested_questions: tuple[str, ...] = ()  # shown before the first turn
     suggested_questions_after_answer: bool = False  # follow-up questions after each answer
+    limits: RateLimits = field(default_factory=RateLimits)  # this agent's, over MEMAGENT_LIMITS__AGENT_*
+    budget: Budget = field(default_factory=Budget)  # USD this agent may spend per day and month
 
     def for_call(self, params: ModelParams | None, system: str) -> AgentConfig:
         """This config for one request that brings its own sampling settings and system text

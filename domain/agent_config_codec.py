@@ -7,7 +7,10 @@ The plain form is nested by topic:
      "datasets", "retrieval_top_k", "retrieval_min_score",
      "memory": {"dialog_round", "history_max_tokens", "summary", "entities", "user_memory", "user_scope"},
      "review": {"input_keywords", "output_keywords", "response"},
-     "opening_statement", "suggested_questions", "suggested_questions_after_answer"}
+     "opening_statement", "suggested_questions", "suggested_questions_after_answer",
+     "limits": {"rpm", "concurrent_turns", "tokens_per_day"}, "budget": {"daily_usd", "monthly_usd"}}
+
+A limit left null takes the settings' default for agents (MEMAGENT_LIMITS__AGENT_*); 0 is unlimited.
 
 Reading fills what is missing from the defaults, and refuses unknown fields and values of the
 wrong type or range with every problem named by its path ("memory.dialog_round: …").
@@ -21,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from domain.agent import AgentConfig, ModelParams
 from domain.errors import DomainError
+from domain.model_calls import MAX_BUDGET_USD, Budget
+from domain.rate_limits import MAX_LIMIT, LimitName, RateLimits
 from domain.review import KeywordReview
 from domain.text import text_problem
 from domain.user_memory import UserScope
@@ -67,6 +72,8 @@ def config_to_dict(config: AgentConfig) -> dict[str, Any]:
         "opening_statement": config.opening_statement,
         "suggested_questions": list(config.suggested_questions),
         "suggested_questions_after_answer": config.suggested_questions_after_answer,
+        "limits": {name.value: getattr(config.limits, name.value) for name in LimitName},
+        "budget": {"daily_usd": config.budget.daily_usd, "monthly_usd": config.budget.monthly_usd},
     }
 
 
@@ -199,6 +206,8 @@ def _build(app_id: AppId, d: dict[str, Any], r: _Reader) -> AgentConfig:
     r.take(params["temperature"], "model_params.temperature", _optional(_is_number(0, 2)), "a number in 0..2")
     r.take(params["max_tokens"], "model_params.max_tokens", _optional(_is_int(1, 1_000_000)), "an integer")
     r.take(params["top_p"], "model_params.top_p", _optional(_is_number(0, 1)), "a number in 0..1")
+    limits = _limits(d["limits"], r)
+    budget = _budget(d["budget"], r)
     if r.problems:
         raise InvalidConfig(r.problems)
     return AgentConfig(
@@ -206,5 +215,24 @@ def _build(app_id: AppId, d: dict[str, Any], r: _Reader) -> AgentConfig:
         input_review=KeywordReview(tuple(review["input_keywords"]), review["response"]),
         output_review=KeywordReview(tuple(review["output_keywords"]), review["response"]),
         model_params=ModelParams(params["temperature"], params["max_tokens"], params["top_p"]),
+        limits=limits,
+        budget=budget,
         **_tuples(config),
     )
+
+
+def _budget(data: dict[str, Any], r: _Reader) -> Budget:
+    """null: no budget of the agent's own for that period (the account's still applies)."""
+    usd = _optional(_is_number(0, MAX_BUDGET_USD))
+    what = f"null or a number of USD in 0..{MAX_BUDGET_USD:g}"
+    daily, monthly = (r.take(data[k], f"budget.{k}", usd, what) for k in ("daily_usd", "monthly_usd"))
+    if not (usd(daily) and usd(monthly)):
+        return Budget()
+    return Budget(None if daily is None else float(daily), None if monthly is None else float(monthly))
+
+
+def _limits(data: dict[str, Any], r: _Reader) -> RateLimits:
+    values = {k: int(v) if _integral(v) else v for k, v in data.items()}
+    for name, value in values.items():
+        r.take(value, f"limits.{name}", _optional(_is_int(0, MAX_LIMIT)), f"null or an integer in 0..{MAX_LIMIT}")
+    return RateLimits(**values) if not r.problems else RateLimits()

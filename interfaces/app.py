@@ -15,6 +15,7 @@ from interfaces.http import (
     agent_stats,
     agents,
     chat,
+    conversation_usage,
     conversations,
     datasets,
     follow_ups,
@@ -35,7 +36,14 @@ from interfaces.http.errors import install_error_handlers
 from interfaces.http.key_gate import KeyGate
 from interfaces.http.openapi import install_openapi
 from interfaces.http.stream_gauge import StreamGauge
-from interfaces.lifecycle import metrics_reporting, stale_turn_sweeper, start_backends, stop_backends
+from interfaces.http.trace_context import TraceContext
+from interfaces.lifecycle import (
+    metrics_reporting,
+    retention_pruner,
+    stale_turn_sweeper,
+    start_backends,
+    stop_backends,
+)
 from interfaces.mcp_server import bearer_owner, build_mcp_server, mcp_http_app, mcp_sessions
 from interfaces.settings import Settings
 
@@ -83,7 +91,8 @@ def create_app(settings: Settings | None = None, container: Container | None = N
             # MCP servers whose tools agents use: a server that cannot start is logged, not fatal.
             await container.tool_servers().start()
             async with (
-                stale_turn_sweeper(container, settings), metrics_reporting(container, settings), mcp_sessions(mcp)
+                stale_turn_sweeper(container, settings), metrics_reporting(container, settings), mcp_sessions(mcp),
+                retention_pruner(container, settings),
             ):
                 yield
         finally:
@@ -96,7 +105,7 @@ def create_app(settings: Settings | None = None, container: Container | None = N
     app.state.container = container
     for module in (chat, tasks, history, datasets, memory, health, agents, models, follow_ups, agent_keys,
                    agent_parameters, agent_stats, conversations, messages, user_memory, openai_api, web, metrics,
-                   tools):
+                   tools, conversation_usage):
         app.include_router(module.router)
     if mcp is not None:
         app.mount("/mcp", mcp_http_app(mcp, container, loopback_only=not settings.auth.require_keys))
@@ -110,4 +119,5 @@ def create_app(settings: Settings | None = None, container: Container | None = N
     app.add_middleware(BodyLimit, limits=limits)
     app.add_middleware(StreamGauge, metrics=container.metrics)
     app.add_middleware(KeyGate, authenticate=container.authenticate)
+    app.add_middleware(TraceContext, tracer=container.tracer)  # outermost: all of a request runs in its trace
     return app

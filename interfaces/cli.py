@@ -1,4 +1,5 @@
-"""`memagent` command line: serve, migrate, mcp, keys (create, list, revoke), agents (list, export, import), chat."""
+"""`memagent` command line: serve, migrate, mcp, keys (create, list, revoke), agents (list, export, import), chat,
+prune."""
 
 from __future__ import annotations
 
@@ -15,12 +16,15 @@ from pydantic_settings import SettingsError
 from application.errors import ApplicationError
 from domain.accounts import ApiKey, ApiKeyId
 from domain.ids import AppId, OwnerId
+from infrastructure.logs.log_format import TEXT_FORMAT
 from infrastructure.models.scripted_model import HOW_TO_CONFIGURE
 from infrastructure.persistence.migrate import run_migrations
 from interfaces.app import build_container, create_app
 from interfaces.cli_agents import add_agents_commands, run_agents_command
 from interfaces.cli_chat import add_chat_command, run_chat
+from interfaces.cli_prune import add_prune_command, run_prune
 from interfaces.lifecycle import start_backends, stop_backends
+from interfaces.log_setup import configure_logging
 from interfaces.settings import Settings
 from interfaces.settings_checks import settings_problem
 from interfaces.settings_errors import invalid_settings_line
@@ -56,6 +60,7 @@ def _parser() -> argparse.ArgumentParser:
     revoke.add_argument("id", help="the key's id, as `memagent keys list` shows it")
     add_agents_commands(commands)
     add_chat_command(commands)
+    add_prune_command(commands)
     return parser
 
 
@@ -120,6 +125,7 @@ def _serve(settings: Settings, host: str | None, port: int | None) -> int:
         host=host,
         port=port or settings.server.port,
         log_level=settings.server.log_level,
+        log_config=None,  # its loggers go through memagent's handler: one format, secrets masked
     )
     return 0
 
@@ -217,16 +223,15 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "chat":  # a client of a running server: none of the server's settings or logging
         return run_chat(args)
-    quiet = args.command in ("keys", "agents")  # its output is meant to be read, or parsed, by a person
-    logging.basicConfig(
-        level=logging.WARNING if quiet else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    quiet = args.command in ("keys", "agents", "prune")  # its output is meant to be read, or parsed, by a person
+    level = logging.WARNING if quiet else logging.INFO
+    logging.basicConfig(level=level, format=TEXT_FORMAT)  # until the settings say the format and the secrets
     try:
         settings = Settings()
     except (ValidationError, SettingsError) as invalid:
         print(f"memagent: cannot start: {invalid_settings_line(invalid)}", file=sys.stderr)
         return 1
+    configure_logging(settings, level)
     problem = settings_problem(settings)
     if problem is not None:
         print(f"memagent: cannot start: {problem}", file=sys.stderr)
@@ -239,6 +244,8 @@ def main(argv: list[str] | None = None) -> int:
         return _mcp(settings, args.owner)
     if args.command == "agents":
         return run_agents_command(args, lambda work: _with_database(settings, work))
+    if args.command == "prune":
+        return run_prune(args, settings)
     return _migrate(settings)
 
 

@@ -27,6 +27,7 @@ from application.chat_turn.start_chat_turn import InputLimits, StartChatTurn
 from application.chat_turn.tool_executor import ToolExecutor
 from application.chat_turn.turn_events import TurnEvents
 from application.chat_turn.turn_parts import TurnParts
+from application.chat_turn.turn_quota import QuotaDefaults, TurnQuota
 from application.chat_turn.turn_tools import TurnTools
 from application.chat_turn.turn_watch import TurnWatch, WatchTimes
 from application.conversations.read_history import ReadHistory
@@ -41,6 +42,7 @@ from application.tasks.follow_task import FollowTask, FollowTimes
 from application.tasks.stop_message import StopMessage
 from application.tasks.stop_task import StopTask
 from application.tasks.sweep_stale_turns import SweepStaleTurns, SweepTimes
+from domain.rate_limits import RateLimits
 from domain.tools import RetryPolicy
 from infrastructure.embeddings.lexical import LexicalEmbedder
 from infrastructure.embeddings.local_embedder import local_embedder
@@ -51,6 +53,8 @@ from infrastructure.events.inprocess_task_presence import InProcessTaskPresence
 from infrastructure.events.redis_event_log import RedisEventLog
 from infrastructure.events.redis_task_control import RedisTaskControl
 from infrastructure.events.redis_task_presence import RedisTaskPresence
+from infrastructure.limits.inprocess_rate_limiter import InProcessRateLimiter
+from infrastructure.limits.redis_rate_limiter import RedisRateLimiter
 from infrastructure.metrics.metered_chat_model import MeteredChatModels, MeteredEmbedder
 from infrastructure.metrics.metered_event_log import MeteredEventLog
 from infrastructure.metrics.prometheus_metrics import PrometheusMetrics
@@ -72,11 +76,15 @@ from infrastructure.tools.builtin import builtin_tools
 from infrastructure.tools.composite import CompositeToolBox
 from infrastructure.tools.mcp_client import McpServers
 from infrastructure.tools.mcp_transport import server_configs
+from infrastructure.tracing.setup import service_tracer
+from infrastructure.tracing.traced_chat_model import TracedChatModels, TracedEmbedder
 from interfaces.agents_container import AgentsContainer
 from interfaces.config_objects import default_agent
 from interfaces.conversations_container import ConversationsContainer
 from interfaces.memory_container import MemoryContainer
+from interfaces.model_calls_container import ModelCallsContainer
 from interfaces.readiness_probes import readiness_probes
+from interfaces.retention_container import RetentionContainer
 from interfaces.writers_container import WritersContainer
 
 
@@ -91,12 +99,19 @@ class Container(containers.DeclarativeContainer):
     spawner = providers.Singleton(AsyncioSpawner)
     # GET /metrics: every worker's when they share PROMETHEUS_MULTIPROC_DIR (README "Metrics").
     metrics = providers.Singleton(PrometheusMetrics)
+    # OpenTelemetry spans when tracing is on (README "Traces"), else a tracer that records nothing.
+    tracer = providers.Singleton(service_tracer, enabled=config.tracing.enabled)
 
     database = providers.Singleton(
         Database, url=config.database.url, pool_size=config.database.pool_size,
         max_overflow=config.database.max_overflow, metrics=metrics,
     )
     message_store = providers.Singleton(SqlAlchemyMessageStore, database=database)
+    # The model-call ledger (every call, priced), its recorder, budgets (README "Cost ledger and budgets").
+    model_calls = providers.Container(
+        ModelCallsContainer, config=config, database=database, store=message_store, clock=clock, ids=ids,
+        metrics=metrics,
+    )
     redis = providers.Singleton(RedisClient, url=config.redis.url, prefix=config.redis.key_prefix, metrics=metrics)
 
     event_log = providers.Selector(
@@ -113,6 +128,25 @@ class Container(containers.DeclarativeContainer):
         config.events.backend,
         inprocess=providers.Singleton(InProcessTaskPresence),
         redis=providers.Singleton(RedisTaskPresence, client=redis),
+    )
+    # Rate limits and quotas (turn_quota.py): shared by the workers when their events are (Redis).
+    rate_limiter = providers.Selector(
+        config.events.backend,
+        inprocess=providers.Singleton(InProcessRateLimiter),
+        redis=providers.Singleton(RedisRateLimiter, client=redis),
+    )
+    turn_quota = providers.Singleton(
+        TurnQuota, limiter=rate_limiter, clock=clock, metrics=metrics, defaults=providers.Singleton(
+            QuotaDefaults, lease=config.limits.lease,
+            key=providers.Singleton(
+                RateLimits, rpm=config.limits.key_rpm, concurrent_turns=config.limits.key_concurrent_turns,
+                tokens_per_day=config.limits.key_tokens_per_day,
+            ),
+            agent=providers.Singleton(
+                RateLimits, rpm=config.limits.agent_rpm, concurrent_turns=config.limits.agent_concurrent_turns,
+                tokens_per_day=config.limits.agent_tokens_per_day,
+            ),
+        ),
     )
     # What turns append goes through this one: each append is timed.
     turn_event_log = providers.Singleton(MeteredEventLog, log=event_log, metrics=metrics)
@@ -138,14 +172,15 @@ class Container(containers.DeclarativeContainer):
         config.embeddings.backend,
         lexical=providers.Singleton(LexicalEmbedder, dim=config.embeddings.lexical_dim),
         # An embedding model's calls count in the metrics; the lexical embedder is no model.
-        openai=providers.Singleton(
-            MeteredEmbedder, metrics=metrics, profile="openai",
+        openai=providers.Singleton(TracedEmbedder, tracer=tracer, profile="openai", embedder=providers.Singleton(
+            MeteredEmbedder, metrics=metrics, profile="openai", recorder=model_calls.record, tokenizer=tokenizer,
+            price=model_calls.embeddings_price,
             embedder=providers.Singleton(openai_embedder, embeddings=config.embeddings, llm=config.llm),
-        ),
-        local=providers.Singleton(
+        )),
+        local=providers.Singleton(TracedEmbedder, tracer=tracer, profile="local", embedder=providers.Singleton(
             MeteredEmbedder, embedder=providers.Singleton(local_embedder, embeddings=config.embeddings),
-            metrics=metrics, profile="local",
-        ),
+            metrics=metrics, profile="local", recorder=model_calls.record, tokenizer=tokenizer,
+        )),
     )
     knowledge_base = providers.Singleton(SqlAlchemyKnowledgeBase, database=database)
     retrieval = providers.Singleton(Retrieval, knowledge=knowledge_base, embedder=embedder)
@@ -188,25 +223,34 @@ class Container(containers.DeclarativeContainer):
 
     memory = providers.Container(  # the tiers, their record and cache, recall, upkeep, the memory API
         MemoryContainer, config=config, database=database, redis=redis, store=message_store, tokenizer=tokenizer,
-        clock=clock, spawner=spawner, embedder=embedder, chat_model=chat_model, metrics=metrics,
+        clock=clock, spawner=spawner, embedder=embedder, chat_model=chat_model, metrics=metrics, tracer=tracer,
+        recorder=model_calls.record, price=llm_config.provided.price,
     )
     writers = providers.Container(  # titles, follow-up questions, and AfterTurn (with the upkeep)
         WritersContainer, provider=config.llm["provider"], model=chat_model, store=message_store, agents=agent_store,
         clock=clock, spawner=spawner, upkeep=memory.upkeep_scheduler, title_wait=config.titles.wait,
-        metrics=metrics, tokenizer=tokenizer,
+        metrics=metrics, tokenizer=tokenizer, tracer=tracer, recorder=model_calls.record,
+        price=llm_config.provided.price,
     )
     # The objects of one turn: factories, called by RunChatTurn with the per-turn values by keyword.
     turn_parts = providers.Singleton(
         TurnParts,
-        # A turn's model calls count in the metrics under `chat` and its profile.
-        models=providers.Singleton(MeteredChatModels, models=chat_models, metrics=metrics, tokenizer=tokenizer),
+        # A turn's model calls count in the metrics under `chat` and its profile, and are spans of its trace.
+        models=providers.Singleton(
+            TracedChatModels, tracer=tracer, tokenizer=tokenizer,
+            models=providers.Singleton(
+                MeteredChatModels, models=chat_models, metrics=metrics, tokenizer=tokenizer, recorder=model_calls.record
+            ),
+        ),
         metrics=metrics,
+        tracer=tracer,
         new_events=providers.Factory(
             TurnEvents, log=turn_event_log, tasks=task_control, clock=clock, ids=ids
         ).provider,
         new_tools=providers.Factory(TurnTools, toolbox=toolbox, retrieval=retrieval).provider,
         new_executor=providers.Factory(
-            ToolExecutor, policy=turn_limits.provided.retry, timeout=turn_limits.provided.tool_timeout, metrics=metrics
+            ToolExecutor, policy=turn_limits.provided.retry, timeout=turn_limits.provided.tool_timeout, metrics=metrics,
+            tracer=tracer,
         ).provider,
         new_loop=providers.Factory(AgentLoop, tokenizer=tokenizer, ids=ids).provider,
         new_watch=providers.Factory(
@@ -219,12 +263,12 @@ class Container(containers.DeclarativeContainer):
         limits=turn_limits,
     )
     launch_turn = providers.Singleton(
-        LaunchTurn, tasks=task_control, events=event_log, run_turn=run_turn, spawner=spawner,
+        LaunchTurn, tasks=task_control, events=event_log, run_turn=run_turn, spawner=spawner, tracer=tracer,
         task_ttl=config.turn.task_ttl,
     )
     start_turn = providers.Singleton(
         StartChatTurn, store=message_store, resolve=agents.resolve_config, launch=launch_turn, clock=clock, ids=ids,
-        limits=input_limits,
+        limits=input_limits, quota=turn_quota, budgets=model_calls.check_budgets,
     )
     follow_task = providers.Singleton(
         FollowTask, tasks=task_control, events=event_log, presence=task_presence, store=message_store, clock=clock,
@@ -247,6 +291,11 @@ class Container(containers.DeclarativeContainer):
     conversations = providers.Container(
         ConversationsContainer, store=message_store, tasks=task_control, memory=memory.conversation_memory, clock=clock,
         database=database, forgetting=memory.record, events=event_log,
+    )
+    # Retention: `memagent prune` and the scheduled prune (interfaces/lifecycle.py).
+    retention = providers.Container(
+        RetentionContainer, config=config, database=database, memory=memory.memory_store, events=event_log,
+        clock=clock,
     )
 
     document_limits = providers.Singleton(

@@ -37,6 +37,7 @@ async def start_backends(container: Container, settings: Settings) -> None:
 
 async def stop_backends(container: Container) -> None:
     await container.spawner().drain(SHUTDOWN_GRACE)
+    await container.model_calls.record().flush()  # the calls the drained turns made
     await container.chat_models().aclose()  # the profiles' models; default is chat_model, closed below
     model = container.chat_model()
     close_model = getattr(model, "aclose", None)  # providers with a connection pool have one
@@ -75,6 +76,33 @@ async def metrics_reporting(container: Container, settings: Settings) -> AsyncIt
         with contextlib.suppress(asyncio.CancelledError):
             await task
         container.metrics().close()
+
+
+async def _prune_forever(container: Container, interval: float) -> None:
+    prune = container.retention.prune()
+    while True:
+        try:
+            await prune()
+        except ApplicationError as failure:  # the next prune takes up where this one stopped
+            log.error("scheduled prune failed: %s", failure.message)
+        await asyncio.sleep(interval)
+
+
+@contextlib.asynccontextmanager
+async def retention_pruner(container: Container, settings: Settings) -> AsyncIterator[None]:
+    """Prune at start-up and then every `retention.interval` (0: only `memagent prune`); every worker
+    runs it, the prune lock lets one at a time through. Cancelled at shutdown: a batch under way is
+    rolled back, and the next prune does it again."""
+    if not settings.retention.interval:
+        yield
+        return
+    task = asyncio.create_task(_prune_forever(container, settings.retention.interval), name="pruner")
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
 
 
 @contextlib.asynccontextmanager

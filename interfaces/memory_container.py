@@ -33,14 +33,18 @@ from infrastructure.metrics.metered_chat_model import MeteredChatModel
 from infrastructure.models.model_profiles import DEFAULT
 from infrastructure.persistence.sqlalchemy_memory_record import SqlAlchemyMemoryRecord
 from infrastructure.persistence.sqlalchemy_recall_index import SqlAlchemyRecallIndex
+from infrastructure.tracing.traced_chat_model import TracedChatModel
 from interfaces.config_objects import memory_policy_of
 
 if TYPE_CHECKING:
+    from application.model_calls.record_model_calls import RecordModelCalls
     from application.ports.chat_model import ChatModel
     from application.ports.embedder import Embedder
     from application.ports.message_store import MessageStore
     from application.ports.metrics import Metrics
     from application.ports.runtime import Clock, TaskSpawner, Tokenizer
+    from application.ports.tracing import Tracer
+    from infrastructure.models.provider_config import TokenPrice
     from infrastructure.persistence.database import Database
     from infrastructure.redis_client import RedisClient
 
@@ -56,6 +60,9 @@ class MemoryContainer(containers.DeclarativeContainer):
     embedder: providers.Dependency[Embedder] = providers.Dependency()
     chat_model: providers.Dependency[ChatModel] = providers.Dependency()
     metrics: providers.Dependency[Metrics] = providers.Dependency()
+    tracer: providers.Dependency[Tracer] = providers.Dependency()
+    recorder: providers.Dependency[RecordModelCalls] = providers.Dependency()  # the model-call ledger's
+    price: providers.Dependency[TokenPrice] = providers.Dependency()  # the `default` profile's
 
     policy = providers.Singleton(memory_policy_of, memory=config.memory)
     cache = providers.Selector(
@@ -89,14 +96,16 @@ class MemoryContainer(containers.DeclarativeContainer):
                                      policy=policy)
     # The memory tiers' model work: extractive and rule-based with the offline scripted model, else the LLM,
     # whose calls count in the metrics by purpose (upkeep uses the `default` profile).
-    summary_model = providers.Singleton(
+    summary_model = providers.Singleton(TracedChatModel, tracer=tracer, purpose=ModelPurpose.SUMMARY, profile=DEFAULT,
+                                        tokenizer=tokenizer, model=providers.Singleton(
         MeteredChatModel, model=chat_model, metrics=metrics, purpose=ModelPurpose.SUMMARY, profile=DEFAULT,
-        tokenizer=tokenizer,
-    )
-    entities_model = providers.Singleton(
+        tokenizer=tokenizer, recorder=recorder, price=price,
+    ))
+    entities_model = providers.Singleton(TracedChatModel, tracer=tracer, purpose=ModelPurpose.ENTITIES, profile=DEFAULT,
+                                         tokenizer=tokenizer, model=providers.Singleton(
         MeteredChatModel, model=chat_model, metrics=metrics, purpose=ModelPurpose.ENTITIES, profile=DEFAULT,
-        tokenizer=tokenizer,
-    )
+        tokenizer=tokenizer, recorder=recorder, price=price,
+    ))
     summarizer = providers.Selector(
         config.llm["provider"],
         scripted=providers.Singleton(ExtractiveSummarizer),
@@ -132,6 +141,7 @@ class MemoryContainer(containers.DeclarativeContainer):
         ),
         policy=policy,
         index_memory=providers.Singleton(IndexMemory, store=store, index=recall_index, embedder=memory_embedder),
+        tracer=tracer,
     )
     upkeep_scheduler = providers.Singleton(UpkeepScheduler, upkeep=upkeep, spawner=spawner, clock=clock)
     conversation_memory = providers.Singleton(

@@ -11,6 +11,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, mo
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from application.errors import ModelError
+from domain.rate_limits import MAX_LIMIT
 from infrastructure.models.model_profiles import name_problem, read_key
 from infrastructure.models.provider_config import base_url_problem
 
@@ -305,6 +306,20 @@ class AuthSettings(BaseModel):
     require_keys: bool = False
 
 
+class LogSettings(BaseModel):
+    """`format`: `text` (a line for a person) or `json` (one object per line: time, level, logger,
+    message, and the ids of the turn it is about). Secrets are masked in both."""
+
+    format: Literal["text", "json"] = "text"
+
+
+class TracingSettings(BaseModel):
+    """OpenTelemetry traces (the `memagent[otel]` extra), exported as the standard OTEL_* variables
+    say; on with `enabled`, or when OTEL_EXPORTER_OTLP_ENDPOINT (or its _TRACES_ form) is set."""
+
+    enabled: bool = False
+
+
 class MetricsSettings(BaseModel):
     """`GET /metrics` (Prometheus). `token`: a Bearer credential that may scrape besides an account key,
     for a Prometheus server that should hold no account's key. Several workers share their metrics
@@ -314,6 +329,50 @@ class MetricsSettings(BaseModel):
     refresh_interval: float = Field(
         5.0, gt=0, description="seconds between a worker's updates of memagent_upkeep_lag_seconds"
     )
+
+
+class BudgetsSettings(BaseModel):
+    """USD an account may spend on model calls per UTC day and month (unset: no limit), from the
+    model-call ledger; an agent's own budget is in its config. A turn starts with a warning counted
+    at `warn_at` of a budget, and is refused (402 `budget_exceeded`) once a budget is spent. A sum is
+    reused `cache_ttl` seconds: how late a crossed budget may be noticed."""
+
+    account_daily_usd: float | None = Field(None, ge=0, description="USD per account per UTC day")
+    account_monthly_usd: float | None = Field(None, ge=0, description="USD per account per UTC month")
+    warn_at: float = Field(0.8, gt=0, le=1, description="the share of a budget that counts a warning")
+    cache_ttl: float = Field(5.0, ge=0, description="seconds a budget's spend sum is reused")
+
+
+class LimitsSettings(BaseModel):
+    """Rate limits and quotas of turns, per API key and per agent; 0 is unlimited. An agent's config
+    may set its own (`limits`, over the `agent_*` ones). The counters are Redis's, shared by every
+    worker, with MEMAGENT_EVENTS__BACKEND=redis, else this process's (application/chat_turn/turn_quota.py)."""
+
+    key_rpm: int = Field(0, ge=0, le=MAX_LIMIT, description="turns one key may start in any 60 s")
+    key_concurrent_turns: int = Field(0, ge=0, le=MAX_LIMIT, description="turns of one key running at once")
+    key_tokens_per_day: int = Field(0, ge=0, le=MAX_LIMIT, description="tokens of one key's turns per UTC day")
+    agent_rpm: int = Field(0, ge=0, le=MAX_LIMIT, description="turns of one agent started in any 60 s")
+    agent_concurrent_turns: int = Field(0, ge=0, le=MAX_LIMIT, description="turns of one agent running at once")
+    agent_tokens_per_day: int = Field(0, ge=0, le=MAX_LIMIT, description="tokens of one agent's turns per UTC day")
+    lease: float = Field(
+        30.0, gt=0, description="seconds a running turn's slot outlives its worker's last renewal (a killed worker)"
+    )
+
+
+class RetentionSettings(BaseModel):
+    """How many days what is stored is kept (0: for good), and the prune that removes the rest
+    (`memagent prune`, and every `interval` in one worker at a time). Event logs are kept
+    MEMAGENT_EVENTS__RETENTION seconds after their turn, as before."""
+
+    prompt_days: float = Field(30.0, ge=0, description="a step's or message's prompt snapshot is emptied")
+    step_days: float = Field(90.0, ge=0, description="a turn's steps are removed; its message stays")
+    deleted_conversation_days: float = Field(
+        30.0, ge=0, description="after its delete, a conversation goes for good: messages, steps, memory, event logs"
+    )
+    model_call_days: float = Field(400.0, ge=0, description="rows of the model-call ledger are removed")
+    interval: float = Field(3600.0, ge=0, description="seconds between scheduled prunes; 0: only `memagent prune`")
+    batch_size: int = Field(1000, ge=1, le=100_000, description="rows removed per transaction")
+    batch_pause: float = Field(0.05, ge=0, description="seconds between two batches, so that turns are not starved")
 
 
 class Settings(BaseSettings):
@@ -337,6 +396,11 @@ class Settings(BaseSettings):
     server: ServerSettings = ServerSettings()
     auth: AuthSettings = AuthSettings()
     metrics: MetricsSettings = MetricsSettings()
+    limits: LimitsSettings = LimitsSettings()
+    budgets: BudgetsSettings = BudgetsSettings()
+    log: LogSettings = LogSettings()
+    tracing: TracingSettings = TracingSettings()
+    retention: RetentionSettings = RetentionSettings()
     embeddings: EmbeddingsSettings = EmbeddingsSettings()
     knowledge: KnowledgeSettings = KnowledgeSettings()
     mcp: McpSettings = McpSettings()

@@ -16,14 +16,18 @@ from infrastructure.conversations.llm_writers import LLMFollowUpWriter, LLMTitle
 from infrastructure.conversations.offline_writers import FirstWordsTitler, TemplateFollowUpWriter
 from infrastructure.metrics.metered_chat_model import MeteredChatModel
 from infrastructure.models.model_profiles import DEFAULT
+from infrastructure.tracing.traced_chat_model import TracedChatModel
 
 if TYPE_CHECKING:
     from application.memory.schedule_upkeep import TurnUpkeep
+    from application.model_calls.record_model_calls import RecordModelCalls
     from application.ports.agent_store import AgentStore
     from application.ports.chat_model import ChatModel
     from application.ports.message_store import MessageStore
     from application.ports.metrics import Metrics
     from application.ports.runtime import Clock, TaskSpawner, Tokenizer
+    from application.ports.tracing import Tracer
+    from infrastructure.models.provider_config import TokenPrice
 
 
 class WritersContainer(containers.DeclarativeContainer):
@@ -37,16 +41,22 @@ class WritersContainer(containers.DeclarativeContainer):
     title_wait: providers.Dependency[float] = providers.Dependency()
     metrics: providers.Dependency[Metrics] = providers.Dependency()
     tokenizer: providers.Dependency[Tokenizer] = providers.Dependency()
+    tracer: providers.Dependency[Tracer] = providers.Dependency()
+    recorder: providers.Dependency[RecordModelCalls] = providers.Dependency()  # the model-call ledger's
+    price: providers.Dependency[TokenPrice] = providers.Dependency()  # the `default` profile's
 
     # Like the memory tiers' model work: offline with the offline scripted model, else the LLM, whose
     # calls count in the metrics by purpose (on the `default` profile).
-    title_model = providers.Singleton(
-        MeteredChatModel, model=model, metrics=metrics, purpose=ModelPurpose.TITLE, profile=DEFAULT, tokenizer=tokenizer
-    )
-    follow_ups_model = providers.Singleton(
+    title_model = providers.Singleton(TracedChatModel, tracer=tracer, purpose=ModelPurpose.TITLE, profile=DEFAULT,
+                                      tokenizer=tokenizer, model=providers.Singleton(
+        MeteredChatModel, model=model, metrics=metrics, purpose=ModelPurpose.TITLE, profile=DEFAULT,
+        tokenizer=tokenizer, recorder=recorder, price=price,
+    ))
+    follow_ups_model = providers.Singleton(TracedChatModel, tracer=tracer, purpose=ModelPurpose.FOLLOW_UPS,
+                                           profile=DEFAULT, tokenizer=tokenizer, model=providers.Singleton(
         MeteredChatModel, model=model, metrics=metrics, purpose=ModelPurpose.FOLLOW_UPS, profile=DEFAULT,
-        tokenizer=tokenizer,
-    )
+        tokenizer=tokenizer, recorder=recorder, price=price,
+    ))
     titler = providers.Selector(
         provider,
         scripted=providers.Singleton(FirstWordsTitler),
@@ -63,5 +73,5 @@ class WritersContainer(containers.DeclarativeContainer):
     suggest_follow_ups = providers.Singleton(SuggestFollowUps, writer=follow_up_writer, store=store, agents=agents)
     after_turn = providers.Singleton(
         AfterTurn, upkeep=upkeep, name=name_conversation, suggest=suggest_follow_ups, spawner=spawner,
-        title_wait=title_wait,
+        title_wait=title_wait, tracer=tracer,
     )

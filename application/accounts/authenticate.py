@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from application.errors import Forbidden, Unauthorized
-from domain.accounts import hash_api_key, looks_like_key
+from domain.accounts import ApiKeyId, hash_api_key, looks_like_key
 from domain.ids import AppId, OwnerId
 
 if TYPE_CHECKING:
@@ -26,10 +26,12 @@ HOW_TO_AUTHENTICATE = (
 
 @dataclass(frozen=True, slots=True)
 class Caller:
-    """Who sent a request: an account, through an account key or an agent key (`agent_id`)."""
+    """Who sent a request: an account, through an account key or an agent key (`agent_id`).
+    `key_id`: the key's id (None: no key was sent), which the key's rate limits count under."""
 
     owner: OwnerId
     agent_id: AppId | None = None
+    key_id: ApiKeyId | None = None
 
     def account(self, what: str) -> OwnerId:
         """The owner, for what only an account key may do; an agent key is `Forbidden`."""
@@ -63,5 +65,5 @@ class Authenticate:
         if looks_like_key(token):
             key = await self._keys.find_by_hash(hash_api_key(token))
             if key is not None and key.matches(token):
-                return Caller(key.owner, key.agent_id)
+                return Caller(key.owner, key.agent_id, key.id)
         raise Unauthorized(f"The API key is not valid or was revoked. {HOW_TO_AUTHENTICATE}")

@@ -14,6 +14,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from application.best_effort import best_effort
+from application.ports.tracing import NO_TRACER, SpanName, Tracer
 from domain.ids import TaskId
 
 if TYPE_CHECKING:
@@ -39,12 +40,14 @@ class AfterTurn:
         suggest: SuggestFollowUps,
         spawner: TaskSpawner,
         title_wait: float = 0.5,
+        tracer: Tracer = NO_TRACER,
     ) -> None:
         self._upkeep = upkeep
         self._name = name
         self._suggest = suggest
         self._spawner = spawner
         self._title_wait = title_wait
+        self._tracer = tracer
 
     async def before_end(self, turn: Turn, finished: Message) -> str:
         """For a saved turn the input review did not refuse: inline upkeep, then the title and the
@@ -77,14 +80,20 @@ class AfterTurn:
         what = f"the title of conversation {finished.conversation_id}"
         title = None
         try:
-            title, _ = await best_effort(self._name(finished, language), None, what)
+            with self._tracer.span(SpanName.UPKEEP_TITLE, conversation_id=finished.conversation_id) as span:
+                title, failed = await best_effort(self._name(finished, language), None, what)
+                if failed is not None:
+                    span.fail(failed)
         finally:  # also when the job is cancelled (a shutdown): the turn's wait ends at once
             if not ready.done():
                 ready.set_result(title or "")
 
     async def _follow_ups(self, finished: Message, config: AgentConfig) -> None:
-        await best_effort(self._suggest.after_turn(finished, config), None,
-                          f"the follow-up questions of message {finished.id}")
+        with self._tracer.span(SpanName.UPKEEP_FOLLOW_UPS, message_id=finished.id) as span:
+            _, failed = await best_effort(self._suggest.after_turn(finished, config), None,
+                                          f"the follow-up questions of message {finished.id}")
+            if failed is not None:
+                span.fail(failed)
 
     def _spawn(self, name: str, work: Coroutine[Any, Any, None]) -> bool:
         try:

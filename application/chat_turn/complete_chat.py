@@ -37,6 +37,7 @@ class CompletionRequest:
     key_agent: AppId | None = None
     conversation_id: ConversationId | None = None  # named by the client (header or metadata)
     params: ModelParams | None = None
+    key_id: str | None = None  # the API key's id, for its rate limits
 
 
 class CompleteChat:
@@ -60,7 +61,7 @@ class CompleteChat:
         return await self._start(ChatRequest(
             owner=request.owner, query=turn.query, conversation_id=conversation, image_urls=turn.image_urls,
             agent_id=agent_id, version=version, entry=EntryPoint.OPENAI, end_user=request.end_user,
-            key_agent=request.key_agent, model_params=request.params, system=turn.system,
+            key_agent=request.key_agent, model_params=request.params, system=turn.system, key_id=request.key_id,
             # A history no conversation holds (edited, trimmed, from elsewhere): the new conversation
             # continues it, so that the client's next request, resending it, finds this one.
             history_prefix=turn.fingerprint if conversation is None else "",

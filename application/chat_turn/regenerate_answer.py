@@ -30,7 +30,8 @@ class RegenerateAnswer:
         self._store = store
         self._start = start
 
-    async def __call__(self, message_id: MessageId, viewer: Viewer) -> TurnHandle:
+    async def __call__(self, message_id: MessageId, viewer: Viewer, key_id: str | None = None) -> TurnHandle:
+        """`key_id`: the caller's API key, whose rate limits count the new turn."""
         old = await self._store.get_message(message_id, viewer.owner)
         if old is None or not viewer.sees_message(old):
             raise NotFound(f"Message {message_id!r} was not found.")
@@ -46,7 +47,7 @@ class RegenerateAnswer:
         return await self._start(ChatRequest(
             owner=viewer.owner, query=old.query, conversation_id=old.conversation_id, image_urls=old.image_urls,
             entry=EntryPoint(old.entry_point), end_user=viewer.end_user, key_agent=viewer.agent_id,
-            parent_message_id=old.id, replaces=await self._siblings(old),
+            parent_message_id=old.id, replaces=await self._siblings(old), key_id=key_id,
         ))
 
     async def _siblings(self, old: Message) -> tuple[MessageId, ...]:

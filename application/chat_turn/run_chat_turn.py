@@ -10,6 +10,9 @@ from typing import TYPE_CHECKING
 from application.best_effort import best_effort
 from application.chat_turn.turn_watch import StopReason, StopRequested, WatchTimes
 from application.errors import ApplicationError, StoreUnavailable
+from application.log_context import log_fields
+from application.model_calls.call_scope import calls_for, spent_by_turn, turn_scope
+from application.ports.tracing import SpanName
 from domain.agent import choose_mode
 from domain.conversation import MessageStatus, TurnOutcome
 from domain.prompt import assemble_prompt
@@ -26,6 +29,7 @@ if TYPE_CHECKING:
     from application.memory.long_term_recall import LongTermRecall
     from application.memory.short_term_memory import ShortTermMemory
     from application.ports.metrics import Metrics
+    from application.ports.tracing import Span, TraceParent
 
 log = logging.getLogger(__name__)
 
@@ -65,13 +69,21 @@ class RunChatTurn:
         self._parts = parts
         self._limits = limits
 
-    async def __call__(self, turn: Turn) -> None:
-        kit = self._parts.for_turn(turn)
-        meter = _TurnMeter(self._parts.metrics, turn.config.app_id, turn.config.model, kit)
-        try:
-            await self._run(turn, kit, meter)
-        finally:
-            meter.ended(MessageStatus.ERROR)  # only if its end itself failed: it was counted otherwise
+    async def __call__(self, turn: Turn, parent: TraceParent | None = None) -> None:
+        """`parent`: the trace of the request that started the turn (docs/ARCHITECTURE.md §5)."""
+        message, config = turn.message, turn.config
+        ids = {"task_id": message.task_id, "conversation_id": message.conversation_id, "message_id": message.id,
+               "agent_id": config.app_id}
+        with self._parts.tracer.span(SpanName.TURN, parent, **ids, profile=config.model) as span, log_fields(
+            **ids, trace_id=span.trace_id
+        ):
+            kit = self._parts.for_turn(turn)
+            meter = _TurnMeter(self._parts.metrics, config.app_id, config.model, kit, span)
+            try:
+                with calls_for(turn_scope(turn)):  # whom its model calls serve (call_scope.py)
+                    await self._run(turn, kit, meter)
+            finally:
+                meter.ended(MessageStatus.ERROR)  # only if its end itself failed: it was counted otherwise
 
     async def _run(self, turn: Turn, kit: TurnKit, meter: _TurnMeter) -> None:
         status, error = MessageStatus.NORMAL, ""
@@ -99,8 +111,9 @@ class RunChatTurn:
         if config.input_review.hit(turn.message.query):  # before memory is read: a blocked query costs nothing
             await self._refuse(events, loop, config.input_review.preset_response)
             return
-        window = await self._short_term.window(conversation, config, without=turn.replaces)
-        remembered = await self._recall.recall(conversation, config, turn.message.query, window)
+        with self._parts.tracer.span(SpanName.RECALL):
+            window = await self._short_term.window(conversation, config, without=turn.replaces)
+            remembered = await self._recall.recall(conversation, config, turn.message.query, window)
         recall = await events.publish(ThoughtEvent.LONG_TERM_MEMORY_RECALL, observation=remembered.observation)
         events.record_step(recall.id, ThoughtEvent.LONG_TERM_MEMORY_RECALL, observation=remembered.observation)
         model = loop.model
@@ -154,11 +167,15 @@ class RunChatTurn:
         replaced = status is MessageStatus.NORMAL and bool(turn.config.output_review.hit(answer))
         if replaced:
             answer = turn.config.output_review.preset_response
+        state.usage = spent_by_turn(state.usage)  # priced by the ledger, a stopped turn's cut call included
         outcome = TurnOutcome(
             answer, status, state.usage, round(events.elapsed, 6), state.prompt, error, state.first_token_latency
         )
         finished = turn.message.finish(outcome, events.now())
-        failure = await self._save(finished, events.steps)
+        with self._parts.tracer.span(SpanName.SAVE, steps=len(events.steps)) as saving:
+            failure = await self._save(finished, events.steps)
+            if failure is not None:
+                saving.fail(failure.message)
         remembered = failure is None and not state.refused  # a refused query is kept out of memory upkeep
         title = turn.conversation.title
         if failure is not None:
@@ -173,24 +190,29 @@ class RunChatTurn:
             # Inline entity extraction when configured; the title and follow-up questions started.
             title = await self._after.before_end(turn, finished)
         end = _TERMINAL[status]
-        meter.ended(status)  # before the terminal event: a client that saw the end finds it counted
+        # Its rate-limit slots and tokens, before the terminal event: a client that saw the end may start the next.
+        await turn.admission.end(state.usage)
+        meter.ended(status, error)  # before the terminal event: a client that saw the end finds it counted
         await self._publish_end(turn, events, end, answer, error, state, title, _finish_reason(end, replaced, state))
         if remembered:
             self._after.after_end(turn.config, finished)  # memory upkeep, off the request path (§3 step 7)
 
 
 class _TurnMeter:
-    """One turn in the metrics: active from its start, counted once when it ends."""
+    """One turn in the metrics: active from its start, counted once when it ends (and its span told how)."""
 
-    def __init__(self, metrics: Metrics, agent: str, profile: str, kit: TurnKit) -> None:
-        self._metrics, self._agent, self._profile, self._kit = metrics, agent, profile, kit
+    def __init__(self, metrics: Metrics, agent: str, profile: str, kit: TurnKit, span: Span) -> None:
+        self._metrics, self._agent, self._profile, self._kit, self._span = metrics, agent, profile, kit, span
         self._running = True
         metrics.turn_started(agent, profile)
 
-    def ended(self, status: MessageStatus) -> None:
+    def ended(self, status: MessageStatus, error: str = "") -> None:
         if not self._running:
             return
         self._running = False
+        self._span.set(status=status.value)
+        if status in (MessageStatus.ERROR, MessageStatus.TIMEOUT):
+            self._span.fail(error or status.value)
         self._metrics.turn_ended(self._agent, self._profile, status.value, self._kit.events.elapsed)
         first_token = self._kit.loop.state.first_token_latency
         if first_token is not None:

@@ -15,8 +15,10 @@ from domain.messages import Usage
 from domain.text import text_problem
 
 if TYPE_CHECKING:
-    from application.agents.resolve_config import ResolveConfig
+    from application.agents.resolve_config import ResolveConfig, ResolvedConfig
     from application.chat_turn.launch_turn import LaunchTurn
+    from application.chat_turn.turn_quota import Admission, TurnQuota
+    from application.model_calls.budgets import CheckBudgets
     from application.ports.message_store import MessageStore
     from application.ports.runtime import Clock, IdGenerator
 
@@ -43,6 +45,8 @@ class StartChatTurn:
         clock: Clock,
         ids: IdGenerator,
         limits: InputLimits,
+        quota: TurnQuota,
+        budgets: CheckBudgets | None = None,
     ) -> None:
         self._store = store
         self._resolve = resolve
@@ -50,6 +54,8 @@ class StartChatTurn:
         self._clock = clock
         self._ids = ids
         self._limits = limits
+        self._quota = quota
+        self._budgets = budgets  # None: no budgets (application/model_calls/budgets.py)
         # A conversation's agent, kind and end user never change: known once, they cost no read.
         self._known: OrderedDict[tuple[OwnerId, ConversationId], Conversation] = OrderedDict()
 
@@ -67,6 +73,20 @@ class StartChatTurn:
             agent_version=resolved.version, draft_revision=resolved.draft_revision, entry_point=request.entry.value,
             end_user=speaker, agent_id=resolved.agent_id, parent_message_id=request.parent_message_id,
         )
+        if self._budgets is not None:  # refused like a rate limit: before the query is stored
+            await self._budgets(request.owner, resolved.agent_id, resolved.config.budget)
+        # Refused like invalid input: before the query is stored (turn_quota.py).
+        admission = await self._quota.admit(request, message.task_id, resolved.agent_id, resolved.config.limits)
+        try:
+            return await self._open(request, message, new, resolved, admission)
+        except BaseException:
+            await admission.end()  # the turn never ran: its slots are free at once
+            raise
+
+    async def _open(
+        self, request: ChatRequest, message: Message, new: Conversation | None, resolved: ResolvedConfig,
+        admission: Admission,
+    ) -> TurnHandle:
         conversation = await self._store.open_turn(message, new)
         if conversation is None:
             raise NotFound(f"Conversation {request.conversation_id!r} was not found.")
@@ -75,7 +95,7 @@ class StartChatTurn:
             # An OpenAI client keeps what streamed as the answer and resends it: only the answer may
             # stream, or its history would never match the stored turns (domain.chat_completions).
             config = replace(config, stream_thoughts=False)
-        turn = Turn(config, conversation, message, request.replaces)
+        turn = Turn(config, conversation, message, request.replaces, admission)
         try:
             await self._launch(turn)
         except ApplicationError as failure:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from application.errors import ToolCallFailed
 from application.ports.metrics import UNKNOWN_TOOL
+from application.ports.tracing import NO_TRACER, SpanName, Tracer
 from domain.tools import RetryPolicy, ToolCall, ToolFailure, ToolResult, failure_result
 
 if TYPE_CHECKING:
@@ -26,13 +27,15 @@ log = logging.getLogger(__name__)
 
 class ToolExecutor:
     def __init__(
-        self, toolbox: Invokes, policy: RetryPolicy, timeout: float, metrics: Metrics, offered: Collection[str]
+        self, toolbox: Invokes, policy: RetryPolicy, timeout: float, metrics: Metrics, offered: Collection[str],
+        tracer: Tracer = NO_TRACER,
     ) -> None:
         self._toolbox = toolbox
         self._policy = policy
         self._timeout = timeout
         self._metrics = metrics
         self._offered = offered
+        self._tracer = tracer
 
     async def run_all(self, calls: Sequence[ToolCall], sequential: Collection[str] = ()) -> list[ToolResult]:
         """The calls of one round; results keep call order.
@@ -52,9 +55,14 @@ class ToolExecutor:
         return [results[index] for index in range(len(calls))]
 
     async def run(self, call: ToolCall) -> ToolResult:
-        result = await self._run(call)
         tool = call.name if call.name in self._offered else UNKNOWN_TOOL
-        self._metrics.tool_call(tool, result.failure.value if result.failure else "ok")
+        with self._tracer.span(SpanName.TOOL_CALL, tool=call.name, call_id=call.id) as span:
+            result = await self._run(call)
+            outcome = result.failure.value if result.failure else "ok"
+            span.set(outcome=outcome)
+            if result.failure is not None:
+                span.fail(outcome)
+        self._metrics.tool_call(tool, outcome)
         return result
 
     async def _run(self, call: ToolCall) -> ToolResult:

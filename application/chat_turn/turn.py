@@ -2,6 +2,7 @@
 
 from dataclasses import dataclass
 
+from application.chat_turn.turn_quota import NO_LIMITS, Admission
 from domain.agent import AgentConfig, ModelParams
 from domain.agents import EntryPoint
 from domain.conversation import Conversation, Message
@@ -31,6 +32,7 @@ class ChatRequest:
     model_params: ModelParams | None = None
     system: str = ""
     history_prefix: str = ""  # a new conversation's: the fingerprint of the history its client brought
+    key_id: str | None = None  # the API key's id, whose rate limits the turn counts under (None: no key)
 
     @property
     def viewer(self) -> Viewer:
@@ -52,6 +54,7 @@ class Turn:
     conversation: Conversation
     message: Message
     replaces: tuple[MessageId, ...] = ()  # a regeneration's siblings: its window leaves them out
+    admission: Admission = NO_LIMITS  # its hold on its rate-limit slots (turn_quota.py)
 
     @property
     def handle(self) -> TurnHandle:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from application.chat_turn.turn_tools import TurnTools
     from application.chat_turn.turn_watch import TurnWatch
 from application.ports.task_control import TaskInfo
+from application.ports.tracing import NO_TRACER, Tracer
 
 if TYPE_CHECKING:
     from application.ports.chat_models import ChatModels
@@ -39,7 +40,7 @@ class TurnParts:
     """Each factory is called with the per-turn values by keyword, its other arguments bound:
     `new_events(turn=)`, `new_tools(config=, owner=)`, `new_executor(toolbox=, offered=)`,
     `new_loop(model=, tools=, executor=, events=)`, `new_watch(info=)`; the model is the agent's
-    profile's, from `models`. `metrics` is shared by every turn."""
+    profile's, from `models`. `metrics` and `tracer` are shared by every turn."""
 
     models: ChatModels
     metrics: Metrics
@@ -48,6 +49,7 @@ class TurnParts:
     new_executor: Callable[..., ToolExecutor]
     new_loop: Callable[..., AgentLoop]
     new_watch: Callable[..., TurnWatch]
+    tracer: Tracer = NO_TRACER
 
     def for_turn(self, turn: Turn) -> TurnKit:
         events = self.new_events(turn=turn)

@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING
 
 from application.best_effort import best_effort
 from application.errors import ApplicationError
+from application.ports.tracing import NO_TRACER, SpanName, Tracer
 from domain.memory_summary import SUMMARY_CATCH_UP
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Awaitable, Sequence
 
     from application.memory.extract_entities import ExtractEntities
     from application.memory.fold_archive import FoldArchive
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from application.ports.memory_store import UpkeepLedger
     from domain.agent import AgentConfig
     from domain.conversation import Message
+    from domain.ids import ConversationId
     from domain.memory import MemoryPolicy
 
 log = logging.getLogger(__name__)
@@ -55,6 +57,7 @@ class MemoryUpkeep:
         fold_archive: FoldArchive,
         policy: MemoryPolicy,
         index_memory: IndexMemory | None = None,
+        tracer: Tracer = NO_TRACER,
     ) -> None:
         self._ledger = ledger
         self._extract = extract_entities
@@ -62,6 +65,7 @@ class MemoryUpkeep:
         self._fold = fold_archive
         self._policy = policy
         self._index = index_memory
+        self._tracer = tracer
 
     @property
     def extracts_inline(self) -> bool:
@@ -70,7 +74,8 @@ class MemoryUpkeep:
     async def extract_inline(self, config: AgentConfig, finished: Message) -> None:
         """Inline entity extraction, before the turn's terminal event. Never raises."""
         what = f"{_UPKEEP} (entity extraction) of conversation {finished.conversation_id}"
-        await best_effort(self._extract(finished, config), 0, what)
+        await self._job(SpanName.UPKEEP_ENTITIES, finished.conversation_id, self._extract(finished, config), what,
+                        retried=False)
 
     async def run(self, config: AgentConfig, finished: Sequence[Message]) -> None:
         """The whole upkeep of finished turns of one conversation, oldest first. Never raises
@@ -96,14 +101,26 @@ class MemoryUpkeep:
             for finished in turns:
                 if state.forgotten_at is None or finished.created_at > state.forgotten_at:
                     what = f"{_UPKEEP} (entity extraction) of {conversation_id}"
-                    await best_effort(self._extract(finished, config), 0, what, retried=True)
+                    await self._job(SpanName.UPKEEP_ENTITIES, conversation_id, self._extract(finished, config), what)
         if config.summary_enabled:
             # Enough recent turns to find the cursor before the oldest of this batch.
             catch_up = max(SUMMARY_CATCH_UP, len(turns) + 1)
             summary = self._summarize(turns[-1], state, catch_up)
-            await best_effort(summary, None, f"{_UPKEEP} (summary) of {conversation_id}", retried=True)
+            what = f"{_UPKEEP} (summary) of {conversation_id}"
+            await self._job(SpanName.UPKEEP_SUMMARY, conversation_id, summary, what)
         fold = self._fold(config, conversation_id)
-        await best_effort(fold, [], f"{_UPKEEP} (archive compaction) of {conversation_id}", retried=True)
+        what = f"{_UPKEEP} (archive compaction) of {conversation_id}"
+        await self._job(SpanName.UPKEEP_ARCHIVE, conversation_id, fold, what)
         if self._index is not None:
             index = self._index(turns[-1], config)
-            await best_effort(index, 0, f"{_UPKEEP} (recall index) of {conversation_id}", retried=True)
+            await self._job(SpanName.UPKEEP_RECALL_INDEX, conversation_id, index,
+                            f"{_UPKEEP} (recall index) of {conversation_id}")
+
+    async def _job(
+        self, name: SpanName, conversation_id: ConversationId, work: Awaitable[object], what: str, retried: bool = True
+    ) -> None:
+        """One job, best effort, in a span of its own (failed when the job did)."""
+        with self._tracer.span(name, conversation_id=conversation_id) as span:
+            _, failed = await best_effort(work, None, what, retried=retried)
+            if failed is not None:
+                span.fail(failed)

@@ -1,11 +1,16 @@
 """What the memory upkeep asks of a model: summaries and entities.
 
 Adapters: LLM ones over the ChatModel port, and offline ones (extractive summaries, a
-rule-based entity extractor) for the offline scripted model. Both raise `ModelError` when
+rule-based entity extractor) for the offline scripted model. All raise `ModelError` when
 the model fails.
+
+`MemoryDigester` is what an upkeep asks after turns: the rolling summary and the turns' entities
+at once (one model call with an LLM, docs/ARCHITECTURE.md §3 step 7). `EntityExtractor` still
+serves the inline extraction of one turn, `Summarizer.condense` the archive fold.
 """
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from domain.memory import Exchange
@@ -28,4 +33,32 @@ class EntityExtractor(Protocol):
         """The raw `{"intent": str, "entities": [{"type", "value", "confidence"}]}` found in one
         exchange (a mapping, or JSON text). It is untrusted: the caller validates it with
         `domain.entity_extraction.read_extraction`."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class DigestRequest:
+    """What one upkeep sends: the old summary, the entities known so far (type, value) and the
+    new exchanges, oldest first; `limit` None asks for no summary, `entities` False for none."""
+
+    summary: str
+    known: tuple[tuple[str, str], ...]
+    exchanges: tuple[Exchange, ...]
+    limit: SummaryLimit | None
+    entities: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Digest:
+    """What came back: the new rolling summary (None when not asked for) and, when entities were
+    asked for, one raw extraction per exchange in the request's order (untrusted, as
+    `EntityExtractor.extract` returns it)."""
+
+    summary: str | None
+    extractions: tuple[object, ...] = ()
+
+
+class MemoryDigester(Protocol):
+    async def digest(self, request: DigestRequest) -> Digest:
+        """The summary updated with the new exchanges and the entities each of them states."""
         ...

@@ -1,6 +1,9 @@
 """An agent's usage as the database counts it: per UTC day, per published version, in total.
 
-Only published-agent turns count (not the debugger's) that have ended (not `running`).
+Only published-agent turns count (not the debugger's) that have ended (not `running`). Their
+`cost` and tokens are the turns' own model calls; `upkeep_*` are the calls made for the agent's
+published conversations besides (memory upkeep, titles, follow-up questions, embeddings: the
+model-call ledger's), and `total_*` both together.
 """
 
 from __future__ import annotations
@@ -29,10 +32,20 @@ class UsageFigures:
     avg_first_token_latency: float | None = None
     likes: int = 0
     dislikes: int = 0
+    upkeep_tokens: int = 0
+    upkeep_cost: float = 0.0
 
     @property
     def tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
+
+    @property
+    def total_tokens(self) -> int:
+        return self.tokens + self.upkeep_tokens
+
+    @property
+    def total_cost(self) -> float:
+        return self.cost + self.upkeep_cost
 
 
 @dataclass(frozen=True, slots=True)

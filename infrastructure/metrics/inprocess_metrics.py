@@ -55,5 +55,11 @@ class InProcessMetrics(Metrics):
     def upkeep_lag(self, seconds: float) -> None:
         self.recorded.append(("upkeep_lag", (seconds,)))
 
-    def request_limited(self, limit: str) -> None:
-        self.recorded.append(("request_limited", (limit,)))
+    def request_limited(self, limit: str, scope: str = "") -> None:
+        self.recorded.append(("request_limited", (limit, scope)))
+
+    def budget_used(self, scope: str, agent: str, ratio: float) -> None:
+        self.recorded.append(("budget_used", (scope, agent, ratio)))
+
+    def budget_alert(self, scope: str, agent: str, level: str) -> None:
+        self.recorded.append(("budget_alert", (scope, agent, level)))

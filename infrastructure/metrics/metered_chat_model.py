@@ -5,12 +5,19 @@ A call's tokens are those the server reported; a call that ended without them (c
 server that reports none) is counted here the way the turn counts it (`AgentLoop._estimate`), so a
 message's usage and the metrics agree. An embedding call counts as a call; its tokens are not known
 through the Embedder port.
+
+With a `recorder`, each call also goes into the model-call ledger (application/model_calls), priced
+by the profile's `price`: a call without server usage is priced on its local counts (`estimated`),
+and that usage then ends its stream as a last chunk, so the turn's figures carry the same price.
+An embedding call's tokens are counted locally for the ledger.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from contextlib import aclosing
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from application.chat_turn.agent_loop import prompt_snapshot
@@ -18,26 +25,30 @@ from application.ports.chat_model import ChatModel, ModelChunk
 from application.ports.chat_models import ChatModels, ModelProfile
 from application.ports.embedder import Embedder
 from application.ports.metrics import Metrics, ModelOutcome, ModelPurpose
-from domain.messages import Usage
+from infrastructure.models.provider_config import FREE, TokenPrice
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Sequence
 
+    from application.model_calls.record_model_calls import RecordModelCalls
     from application.ports.runtime import Tokenizer
     from domain.agent import ModelCapabilities, ModelParams
-    from domain.messages import Msg
+    from domain.messages import Msg, Usage
     from domain.tools import ToolSpec
 
 
 class MeteredChatModel(ChatModel):
     def __init__(
-        self, model: ChatModel, metrics: Metrics, purpose: ModelPurpose, profile: str, tokenizer: Tokenizer
+        self, model: ChatModel, metrics: Metrics, purpose: ModelPurpose, profile: str, tokenizer: Tokenizer,
+        *, recorder: RecordModelCalls | None = None, price: TokenPrice = FREE,
     ) -> None:
         self._model = model
         self._metrics = metrics
         self._purpose = purpose
         self._profile = profile
         self._tokenizer = tokenizer
+        self._recorder = recorder
+        self._price = price
 
     @property
     def name(self) -> str:
@@ -53,6 +64,7 @@ class MeteredChatModel(ChatModel):
         usage: Usage | None = None
         parts: list[str] = []
         outcome = ModelOutcome.ERROR
+        started = time.monotonic()
         try:
             async with aclosing(self._model.stream(messages, tools, params)) as chunks:
                 async for chunk in chunks:
@@ -60,24 +72,35 @@ class MeteredChatModel(ChatModel):
                     parts.append(chunk.text)
                     yield chunk
             outcome = ModelOutcome.OK
+            if usage is None:  # the server reported none: the priced local count ends the stream
+                usage = self._estimate(messages, "".join(parts))
+                yield ModelChunk(usage=usage)
         except (GeneratorExit, asyncio.CancelledError):  # the caller stopped reading, or was cancelled
             outcome = ModelOutcome.CANCELLED
             raise
         finally:
             spent = usage or self._estimate(messages, "".join(parts))
             self._metrics.model_call(self._purpose, self._profile, outcome, spent)
+            if self._recorder is not None:
+                latency = time.monotonic() - started
+                self._recorder.record(self._purpose.value, self._profile, self.name, spent, latency, outcome.value)
 
     def _estimate(self, messages: Sequence[Msg], text: str) -> Usage:
-        return Usage(self._tokenizer.count(prompt_snapshot(messages)), self._tokenizer.count(text), estimated=True)
+        prompt, completion = self._tokenizer.count(prompt_snapshot(messages)), self._tokenizer.count(text)
+        return replace(self._price.usage(prompt, completion), estimated=True)
 
 
 class MeteredChatModels(ChatModels):
     """The profiles' models for turns: each call counts under `chat` and its profile's name."""
 
-    def __init__(self, models: ChatModels, metrics: Metrics, tokenizer: Tokenizer) -> None:
+    def __init__(
+        self, models: ChatModels, metrics: Metrics, tokenizer: Tokenizer, recorder: RecordModelCalls | None = None
+    ) -> None:
         self._models = models
         self._metrics = metrics
         self._tokenizer = tokenizer
+        self._recorder = recorder
+        self._prices: dict[str, TokenPrice] | None = None
 
     def profiles(self) -> list[ModelProfile]:
         return self._models.profiles()
@@ -87,16 +110,30 @@ class MeteredChatModels(ChatModels):
         model = self._models.get(name)
         if model is None:
             return None
-        return MeteredChatModel(model, self._metrics, ModelPurpose.CHAT, name, self._tokenizer)
+        return MeteredChatModel(
+            model, self._metrics, ModelPurpose.CHAT, name, self._tokenizer, recorder=self._recorder,
+            price=self._price_of(name),
+        )
+
+    def _price_of(self, name: str) -> TokenPrice:
+        if self._prices is None:  # the profiles never change once built
+            self._prices = {p.name: TokenPrice(p.input_price, p.output_price) for p in self._models.profiles()}
+        return self._prices.get(name, FREE)
 
 
 class MeteredEmbedder(Embedder):
     """An embedding model's calls, under `embeddings` and `profile` (the embeddings backend)."""
 
-    def __init__(self, embedder: Embedder, metrics: Metrics, profile: str) -> None:
+    def __init__(
+        self, embedder: Embedder, metrics: Metrics, profile: str, *, recorder: RecordModelCalls | None = None,
+        tokenizer: Tokenizer | None = None, price: TokenPrice = FREE,
+    ) -> None:
         self._embedder = embedder
         self._metrics = metrics
         self._profile = profile
+        self._recorder = recorder
+        self._tokenizer = tokenizer
+        self._price = price
 
     @property
     def name(self) -> str:
@@ -104,6 +141,7 @@ class MeteredEmbedder(Embedder):
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         outcome = ModelOutcome.ERROR
+        started = time.monotonic()
         try:
             vectors = await self._embedder.embed(texts)
             outcome = ModelOutcome.OK
@@ -113,3 +151,12 @@ class MeteredEmbedder(Embedder):
             raise
         finally:
             self._metrics.model_call(ModelPurpose.EMBEDDINGS, self._profile, outcome, None)
+            if self._recorder is not None:
+                self._recorder.record(
+                    ModelPurpose.EMBEDDINGS.value, self._profile, self.name, self._counted(texts),
+                    time.monotonic() - started, outcome.value,
+                )
+
+    def _counted(self, texts: Sequence[str]) -> Usage:
+        tokens = sum(self._tokenizer.count(t) for t in texts) if self._tokenizer is not None else 0
+        return replace(self._price.usage(tokens, 0), estimated=True)

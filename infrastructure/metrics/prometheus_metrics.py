@@ -88,7 +88,17 @@ class PrometheusMetrics(Metrics, MetricsPage):
             "memagent_store_errors", "Failures of a backing store, by store.", ["store"], registry=registry
         )
         self._limited = Counter(
-            "memagent_rate_limited", "Requests refused by a limit, by limit.", ["limit"], registry=registry
+            "memagent_rate_limited", "Requests refused by a limit, by limit and scope.", ["limit", "scope"],
+            registry=registry,
+        )
+        # The share of a budget used, as the latest turn of the agent saw it (an account's budget too).
+        self._budget_used = Gauge(
+            "memagent_budget_used_ratio", "Share of a budget spent (1: spent), by scope and agent.", ["scope", "agent"],
+            multiprocess_mode="mostrecent", registry=registry,
+        )
+        self._budget_alerts = Counter(
+            "memagent_budget_alerts", "Turns that started with a budget nearly spent (warning) or were refused "
+            "(exceeded).", ["scope", "agent", "level"], registry=registry,
         )
 
     def turn_started(self, agent: str, profile: str) -> None:
@@ -127,8 +137,14 @@ class PrometheusMetrics(Metrics, MetricsPage):
     def upkeep_lag(self, seconds: float) -> None:
         self._upkeep_lag.set(seconds)
 
-    def request_limited(self, limit: str) -> None:
-        self._limited.labels(limit).inc()
+    def request_limited(self, limit: str, scope: str = "") -> None:
+        self._limited.labels(limit, scope).inc()
+
+    def budget_used(self, scope: str, agent: str, ratio: float) -> None:
+        self._budget_used.labels(scope, agent).set(ratio)
+
+    def budget_alert(self, scope: str, agent: str, level: str) -> None:
+        self._budget_alerts.labels(scope, agent, level).inc()
 
     def render(self) -> tuple[bytes, str]:
         if self._folder is None:

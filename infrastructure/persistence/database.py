@@ -12,7 +12,12 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from application.errors import StoreUnavailable
 from infrastructure.errors import DatabaseNotMigrated
-from infrastructure.persistence import agent_rows, knowledge_rows, memory_rows  # noqa: F401 - register their tables on Base
+from infrastructure.persistence import (  # noqa: F401 - register their tables on Base
+    agent_rows,
+    knowledge_rows,
+    memory_rows,
+    model_call_rows,
+)
 from infrastructure.persistence.errors import (
     DATABASE_ERRORS,
     MIGRATE_HINT,

@@ -23,6 +23,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     false,
+    text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -51,6 +52,9 @@ JSON_DOC = JSON().with_variant(JSONB(), "postgresql")
 OPTIONAL_JSON_DOC = JSON(none_as_null=True).with_variant(JSONB(none_as_null=True), "postgresql")
 # SQLite only auto-increments an INTEGER PRIMARY KEY; PostgreSQL gets a BIGSERIAL.
 SEQUENCE = BigInteger().with_variant(Integer(), "sqlite")
+# The partial indexes of retention (infrastructure/persistence/sqlalchemy_pruning.py, migration 0009).
+HOLDS_PROMPT = text("prompt <> ''")
+DELETED = text("deleted_at IS NOT NULL")
 
 
 class Base(DeclarativeBase):
@@ -86,6 +90,8 @@ class ConversationRow(Base):
         Index("ix_conversations_owner_active", "owner", "last_active_at", "id"),
         Index("ix_conversations_owner_end_user_active", "owner", "end_user", "last_active_at", "id"),
         Index("ix_conversations_history", "owner", "end_user", "app_id", "history_fingerprint"),
+        # Retention: deleted conversations, the oldest delete first (only those are in it).
+        Index("ix_conversations_deleted", "deleted_at", postgresql_where=DELETED, sqlite_where=DELETED),
     )
 
 
@@ -100,6 +106,8 @@ class MessageRow(Base):
         Index("ix_messages_status_created", "status", "created_at"),
         # An agent's usage stats: its messages of a time range.
         Index("ix_messages_app_created", "app_id", "created_at"),
+        # Retention: the messages that still hold a prompt snapshot, oldest first.
+        Index("ix_messages_prompt_created", "created_at", postgresql_where=HOLDS_PROMPT, sqlite_where=HOLDS_PROMPT),
     )
 
     # Insertion order: breaks ties between equal created_at, so history order is stable.
@@ -136,8 +144,14 @@ class MessageRow(Base):
 
 class MessageAgentThoughtRow(Base):
     __tablename__ = "message_agent_thoughts"
-    # Also the index that list_steps reads: (message_id, position).
-    __table_args__ = (UniqueConstraint("message_id", "position"),)
+    __table_args__ = (
+        # Also the index that list_steps reads: (message_id, position).
+        UniqueConstraint("message_id", "position"),
+        # Retention: steps oldest first, and those that still hold a prompt snapshot.
+        Index("ix_message_agent_thoughts_created", "created_at"),
+        Index("ix_message_agent_thoughts_prompt_created", "created_at",
+              postgresql_where=HOLDS_PROMPT, sqlite_where=HOLDS_PROMPT),
+    )
 
     id: Mapped[str] = mapped_column(ID, primary_key=True)
     message_id: Mapped[str] = mapped_column(ID, ForeignKey("messages.id", ondelete="CASCADE"))

@@ -10,10 +10,15 @@ is then added up from those rows, a few times fewer than the turns:
   a `SELECT DISTINCT` (PostgreSQL hashes those; `COUNT(DISTINCT …)` would sort every group).
 All of it is one UNION ALL, so the figures come from one snapshot and agree with each other; the
 rows are put together here. tests/bench/agent_stats.py measures it.
+
+The upkeep figures (the agent's other model calls, from the ledger `model_calls`) are a second
+statement in the same transaction, through `ix_model_calls_agent_created`: one row per day and
+version, merged into the day, version and total figures here.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, date, datetime, time, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +26,8 @@ from sqlalchemy import BigInteger, Date, Double, Integer, String, case, cast, fu
 
 from application.ports.usage_stats import DayStats, UsageFigures, UsageReport, UsageStats, VersionStats
 from domain.conversation import MessageStatus, Rating
+from domain.model_calls import CHAT
+from infrastructure.persistence.model_call_rows import ModelCallRow
 from infrastructure.persistence.rows import MessageRow
 
 if TYPE_CHECKING:
@@ -47,9 +54,55 @@ class SqlAlchemyUsageStats(UsageStats):
         self, agent_id: AppId, owner: OwnerId, first: date, last: date, version: int | None = None
     ) -> UsageReport:
         statement = usage_statement(self._db.is_sqlite, agent_id, owner, first, last, version)
+        upkeep = upkeep_statement(self._db.is_sqlite, agent_id, owner, first, last, version)
         async with self._db.transaction("usage_stats") as session:
             rows = (await session.execute(statement)).all()
-        return _report(rows, agent_id, first, last, version)
+            upkeep_rows = (await session.execute(upkeep)).all()
+        return _with_upkeep(_report(rows, agent_id, first, last, version), upkeep_rows)
+
+
+def upkeep_statement(
+    sqlite: bool, agent_id: str, owner: str, first: date, last: date, version: int | None
+) -> Select[Any]:
+    """The owner's calls for the agent's published conversations besides the turns' own, in the
+    window: (day, version, tokens, cost) per UTC day and version."""
+    c = ModelCallRow
+    day = _utc_day(sqlite, c.created_at).label("day")
+    where: list[ColumnElement[bool]] = [
+        c.agent_id == agent_id, c.owner == owner, c.purpose != CHAT, c.debug.is_(False),
+        c.created_at >= _midnight(first), c.created_at < _midnight(last + timedelta(days=1)),
+    ]
+    if version is not None:
+        where.append(c.agent_version == version)
+    tokens, cost = func.sum(c.prompt_tokens + c.completion_tokens).label("tokens"), func.sum(c.cost_usd).label("cost")
+    columns: list[ColumnElement[Any]] = [day, c.agent_version.label("version"), tokens, cost]
+    return select(*columns).where(*where).group_by(day, c.agent_version)
+
+
+def _with_upkeep(report: UsageReport, rows: Sequence[Row[Any]]) -> UsageReport:
+    """The report with each upkeep row added to its day's, its version's and the total figures (a
+    day or version with upkeep and no turn gets figures of its own)."""
+    days = {d.day: d.figures for d in report.days}
+    versions = {v.version: v.figures for v in report.versions}
+    total = report.total
+    for row in rows:
+        tokens, cost = int(row.tokens or 0), float(row.cost or 0.0)
+        day = _as_date(row.day)
+        days[day] = _plus_upkeep(days.get(day, UsageFigures()), tokens, cost)
+        versions[row.version] = _plus_upkeep(versions.get(row.version, UsageFigures()), tokens, cost)
+        total = _plus_upkeep(total, tokens, cost)
+    day_stats = tuple(DayStats(d, f) for d, f in sorted(days.items()))
+    version_stats = tuple(VersionStats(v, f) for v, f in sorted(versions.items(), key=_newest_first))
+    return replace(report, total=total, days=day_stats, versions=version_stats)
+
+
+def _plus_upkeep(figures: UsageFigures, tokens: int, cost: float) -> UsageFigures:
+    return replace(figures, upkeep_tokens=figures.upkeep_tokens + tokens, upkeep_cost=figures.upkeep_cost + cost)
+
+
+def _newest_first(item: tuple[int | None, UsageFigures]) -> int:
+    """Newest version first; turns from before versions existed (None) last."""
+    return 1 if item[0] is None else -item[0]
 
 
 def usage_statement(
@@ -87,7 +140,7 @@ def counted_turns(
 def _groups(sqlite: bool, where: list[ColumnElement[bool]]) -> CTE:
     """One row per day, version, conversation and end user of the counted turns, with their sums."""
     m = MessageRow
-    day = _utc_day(sqlite).label("day")
+    day = _utc_day(sqlite, m.created_at).label("day")
     return (
         select(
             day, m.agent_version.label("version"), m.conversation_id, m.end_user,
@@ -132,12 +185,12 @@ def _midnight(day: date) -> datetime:
     return datetime.combine(day, time(), tzinfo=UTC)
 
 
-def _utc_day(sqlite: bool) -> ColumnElement[date]:
+def _utc_day(sqlite: bool, created_at: Any) -> ColumnElement[date]:
     if sqlite:
         # Stored as UTC text, 'YYYY-MM-DD HH:MM:SS.ffffff'; date() keeps its first ten characters.
-        return func.date(MessageRow.created_at, type_=Date)
+        return func.date(created_at, type_=Date)
     # timestamptz → the UTC wall clock → its date, whatever the session's TimeZone.
-    return cast(func.timezone("UTC", MessageRow.created_at), Date)
+    return cast(func.timezone("UTC", created_at), Date)
 
 
 def _report(

@@ -8,6 +8,8 @@ from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from domain.agent_config_codec import MAX_ITEM, MAX_ITEMS, MAX_TEXT, config_to_dict
 from domain.agents import MAX_DESCRIPTION, MAX_NAME, MAX_NOTE, PLATFORM_OWNER
+from domain.model_calls import MAX_BUDGET_USD
+from domain.rate_limits import MAX_LIMIT, LimitName
 from interfaces.http.schemas import NO_NUL, SOME_TEXT, JsonInt, UnicodeText
 
 if TYPE_CHECKING:
@@ -51,6 +53,12 @@ CONFIG_SCHEMA = _object(
     ),
     review=_object(input_keywords=_TEXTS, output_keywords=_TEXTS, response=_TEXT),
     opening_statement=_TEXT, suggested_questions=_TEXTS, suggested_questions_after_answer=_FLAG,
+    # null: the settings' default for agents (MEMAGENT_LIMITS__AGENT_*); 0: unlimited.
+    limits=_object(**{name.value: {"anyOf": [_int(0, MAX_LIMIT), {"type": "null"}]} for name in LimitName}),
+    # null: no budget of the agent's own for that period; the account's (MEMAGENT_BUDGETS__ACCOUNT_*) applies.
+    budget=_object(
+        **{k: {"anyOf": [_number(0, MAX_BUDGET_USD), {"type": "null"}]} for k in ("daily_usd", "monthly_usd")}
+    ),
 )
 Config = Annotated[
     dict[str, Any],

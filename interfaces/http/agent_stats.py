@@ -37,7 +37,9 @@ async def agent_stats(
 ) -> dict[str, Any]:
     """Conversations, messages, end users, tokens, cost, latency, time to first token, likes and
     dislikes of the agent's published turns (not the debugger's), per UTC day (every day of the
-    window, zeros included), per version (newest first) and in total."""
+    window, zeros included), per version (newest first) and in total. `tokens` and `cost` are the
+    turns' own calls; `upkeep_tokens` and `upkeep_cost` the other calls for those conversations
+    (memory upkeep, titles, follow-up questions, embeddings); `total_tokens` and `total_cost` both."""
     return report_data(await read(AppId(agent_id), owner, first, last, version))
 
 
@@ -66,4 +68,8 @@ def figures_data(figures: UsageFigures) -> dict[str, Any]:
         "avg_first_token_latency": figures.avg_first_token_latency,
         "likes": figures.likes,
         "dislikes": figures.dislikes,
+        "upkeep_tokens": figures.upkeep_tokens,
+        "upkeep_cost": figures.upkeep_cost,
+        "total_tokens": figures.total_tokens,
+        "total_cost": figures.total_cost,
     }

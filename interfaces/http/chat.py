@@ -48,12 +48,15 @@ async def debug_chat(
     agent_id: Annotated[UnicodeText, Path(min_length=1, max_length=64)],
     body: DebugChatBody,
     owner: Annotated[OwnerId, Depends(current_owner)],
+    caller: Annotated[Caller, Depends(current_caller)],
     start: Annotated[StartChatTurn, Depends(Provide["start_turn"])],
     follow: Annotated[FollowTask, Depends(Provide["follow_task"])],
 ) -> dict[str, Any] | Response:
     """The debugger: a turn of the agent's *draft*, in debug conversations kept apart from the
     published ones. Same body and answers as `/api/chat` (`agent_id` and `version` aside)."""
-    return await _turn(body, Caller(owner), AppId(agent_id), EntryPoint.DEBUGGER, start, follow)
+    # The account key's id: its rate limits count the debugger's turns too.
+    return await _turn(body, Caller(owner, key_id=caller.key_id), AppId(agent_id), EntryPoint.DEBUGGER, start,
+                       follow)
 
 
 async def _turn(
@@ -71,6 +74,7 @@ async def _turn(
         entry=entry,
         end_user=viewer.end_user,
         key_agent=caller.agent_id,
+        key_id=caller.key_id,
     )
     return await answer(await start(request), body.stream, follow)
 

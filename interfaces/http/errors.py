@@ -31,12 +31,14 @@ from application.errors import (
     NotFound,
     NotPublished,
     PayloadTooLarge,
+    RateLimited,
     StoreUnavailable,
     Unauthorized,
     UnsupportedMediaType,
     UnsupportedParameter,
     UpkeepBusy,
 )
+from application.model_calls.budgets import BudgetExceeded
 from domain.errors import DomainError
 from interfaces.http.openai_errors import is_openai_path, openai_error_response
 
@@ -52,6 +54,7 @@ STATUS: dict[type[Exception], int] = {
     MalformedRequest: 400,
     UnsupportedParameter: 400,
     Unauthorized: 401,
+    BudgetExceeded: 402,
     Forbidden: 403,
     NotFound: 404,
     ModelNotFound: 404,
@@ -62,6 +65,7 @@ STATUS: dict[type[Exception], int] = {
     InvalidInput: 422,
     InvalidParameter: 422,
     DomainError: 422,
+    RateLimited: 429,
     ModelError: 503,
     StoreUnavailable: 503,
     MemoryUnavailable: 503,
@@ -103,6 +107,8 @@ def policy_response(error: ApplicationError | DomainError, path: str = "") -> JS
         code, message = DOMAIN_ERROR_CODE, str(error)
     # RFC 6750: a 401 names the scheme the client should use.
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    if isinstance(error, RateLimited):
+        headers = {"Retry-After": str(error.retry_after)}
     return error_response(status, code, message, headers, path=path, param=getattr(error, "param", None))
 
 

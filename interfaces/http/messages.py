@@ -51,5 +51,5 @@ async def regenerate(
     """Answer the conversation's latest query again: a new message whose `parent_message_id` is
     this one. The old answer stays listed; once the new one completes, memory holds it alone.
     An older message, or one still running, is 409."""
-    handle = await regenerate_answer(MessageId(message_id), viewer_of(caller, body.user))
+    handle = await regenerate_answer(MessageId(message_id), viewer_of(caller, body.user), caller.key_id)
     return await answer(handle, body.stream, follow)

@@ -10,11 +10,12 @@ from fastapi.responses import JSONResponse
 
 OPENAI_PREFIX = "/v1/"
 RETRY_AFTER_SECONDS = "2"
-_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+_TYPES = {400: "invalid_request_error", 401: "authentication_error", 402: "insufficient_quota", 403: "permission_error",
           404: "invalid_request_error", 409: "invalid_request_error", 413: "invalid_request_error",
           415: "invalid_request_error", 429: "rate_limit_error"}
 _CODES = {"unauthorized": "invalid_api_key", "invalid_input": "invalid_request_error",
-          "invalid_request": "invalid_request_error", "invalid_json": "invalid_request_error"}
+          "invalid_request": "invalid_request_error", "invalid_json": "invalid_request_error",
+          "rate_limited": "rate_limit_exceeded"}
 
 
 def is_openai_path(path: str) -> bool:

@@ -37,6 +37,8 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     413: _error("The body is larger than the limit (MEMAGENT_SERVER__MAX_BODY_BYTES; uploads: the document limit)."),
     415: _error("Unsupported media type."),
     422: _error("A value the API does not accept."),
+    402: _error("A budget (USD per day or month, of the account or the agent) is spent (routes that start a turn)."),
+    429: _error("A rate limit or quota of turns is reached (routes that start a turn); `Retry-After`: seconds."),
     503: _error("A backend (database, Redis, the model) is unavailable."),
 }
 # Routes without a key or body (`/healthz`): what they may still answer.

@@ -15,8 +15,10 @@ from fastapi.responses import FileResponse, JSONResponse, Response
 
 WEB_ROOT = (Path(__file__).resolve().parent.parent / "web").resolve()
 
+# Images only inline (data:): an image from elsewhere, in an answer, would be a zero-click way to
+# send what the page shows to that host (`![](https://host/?q=…)`).
 CONTENT_SECURITY_POLICY = (
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' https: data:; "
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src data:; "
     "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
 )
 SECURITY_HEADERS = {

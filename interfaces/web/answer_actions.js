@@ -61,6 +61,6 @@ export function answerActions(message, options) {
   const ended = message.status !== "running";
   const feedback = ended ? feedbackControls(message, options.report) : null;
   if (feedback) bar.append(...feedback.buttons);
-  if (options.onRegenerate && ended) bar.append(button("Regenerate", options.onRegenerate));
+  if (options.onRegenerate && ended) bar.append(button("Regenerate", options.onRegenerate, { className: "regenerate" }));
   return feedback ? [bar, feedback.note] : [bar];
 }

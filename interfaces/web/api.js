@@ -29,6 +29,11 @@ function askForKey() {
   return asking;
 }
 
+// A refused key is dropped: the next request answers 401, and the page asks for another.
+export function forgetKey() {
+  sessionStorage.removeItem(KEY);
+}
+
 function withKey(headers = {}) {
   const key = sessionStorage.getItem(KEY);
   return key ? { ...headers, Authorization: `Bearer ${key}` } : headers;

@@ -21,6 +21,7 @@ const images = new ImageAttachments($("images"), (promise) => guard(promise));
 const list = new ConversationList($("conversations"), $("search"), {
   onOpen: (c) => guard(openConversation(c.id)),
   onDeleted: () => guard(newChat()),
+  report: (promise) => guard(promise),
 });
 
 // Every failure ends up on the page, never as an unhandled rejection.
@@ -62,7 +63,12 @@ function leaveLive() {
 }
 
 async function loadAgents() {
-  const agents = (await json("/api/agents")).data.filter((a) => a.status === "active" && a.active_version);
+  const listed = await json("/api/agents").catch((failure) => {
+    // An agent key acts for one end user of one agent, through the API: this page is the account's.
+    if (failure.status === 403) throw new Error("This page needs an account key: an agent key is for an app's API.");
+    throw failure;
+  });
+  const agents = listed.data.filter((a) => a.status === "active" && a.active_version);
   $("agent").replaceChildren(...agents.map((a) => new Option(a.name, a.id)));
   await setAgent(agents[0]?.id ?? null);
 }
@@ -134,7 +140,8 @@ async function openConversation(id) {
   view.clear();
   view.showTurns(turns);
   view.root.lastElementChild?.scrollIntoView({ block: "end" });
-  if (turn) runLive(turn, (v, signal) => resume(turn, v, signal));
+  const again = Boolean(messages.at(-1)?.parent_message_id);
+  if (turn) runLive(turn, (v, signal) => resume(turn, v, signal), { again });
   else if (messages.at(-1)?.status === "normal") guard(showFollowUps(messages.at(-1).id));
 }
 
@@ -144,12 +151,11 @@ async function showFollowUps(messageId) {
   if (group && !state.live && agent?.dataset.messageId === messageId) agent.append(group);
 }
 
-const STATUS = { agent_end: "normal", stop: "stop", error: "error", timeout: "timeout", gone: "gone" };
-
 // Shows one turn as it streams; `run(view, signal)` is a send, a regenerate or a resume.
 function runLive(turn, run, { again = false } = {}) {
   const controller = new AbortController();
-  for (const old of $("messages").querySelectorAll(".follow-ups")) old.remove();  // asked past them
+  // Asked past them: earlier answers keep neither their follow-ups nor Regenerate (latest only).
+  for (const old of $("messages").querySelectorAll(".follow-ups, .regenerate")) old.remove();
   const { live, end } = view.startTurn(turn.query, turn.image_urls);
   const current = { controller, taskId: null, messageId: null };
   state.live = current;
@@ -160,19 +166,20 @@ function runLive(turn, run, { again = false } = {}) {
       if (!state.conversationId) { setOpen(started.conversation_id); guard(list.refresh()); }
     },
     onDelta: (text) => live.set(text),
-    onEnd(event, data) {
+    onEnd(status, data) {
       const ended = { id: current.messageId, conversation_id: state.conversationId, query: turn.query,
-                      image_urls: turn.image_urls, status: STATUS[event], feedback: null,
-                      error: event === "agent_end" ? null : data.observation || data.error };
+                      image_urls: turn.image_urls, status, feedback: null,
+                      error: status === "normal" ? null : data.observation || data.error || data.message };
       end(ended, state.live === current);
       if (state.live !== current) return;
       state.live = null;
       setBusy(false);
+      $("message").focus();  // the Stop button it had is gone
       guard(list.refresh());  // a new title, a new last message
       if (!$("memory-panel").hidden) guard(memory.show(state.conversationId));  // what the turn taught
       // Its events expired, or it answered again: show the turn as recorded (with its siblings).
-      if ((event === "gone" || again) && state.conversationId) guard(openConversation(state.conversationId));
-      else if (ended.status === "normal" && ended.id) guard(showFollowUps(ended.id));
+      if ((status === "gone" || again) && state.conversationId) guard(openConversation(state.conversationId));
+      else if (status === "normal" && ended.id) guard(showFollowUps(ended.id));
     },
   };
   return guard(run(turnView, controller.signal).catch((failure) => {
@@ -188,13 +195,15 @@ async function sendMessage(text) {
   if (!query || state.live) return;
   $("intro").hidden = true;
   $("message").value = "";
-  const body = { query, agent_id: state.agentId, image_urls: images.take() };
+  // A conversation keeps its agent: only a new one names it.
+  const body = { query, image_urls: images.take() };
   if (state.conversationId) body.conversation_id = state.conversationId;
+  else body.agent_id = state.agentId;
   await runLive({ query, image_urls: body.image_urls }, (v, signal) => send(body, v, signal));
 }
 
 async function regenerateAnswer(message) {
-  if (state.live) return;
+  if (state.live || $("messages").lastElementChild?.dataset.messageId !== message.id) return;
   view.dropLastTurn();
   await runLive(message, (v, signal) => regenerate(message, v, signal), { again: true });
 }
@@ -214,8 +223,11 @@ function wire() {
       guard(sendMessage($("message").value));
     }
   });
+  // Esc stops the turn, unless it is for a field of its own (a rename, a correction, a search).
   document.addEventListener("keydown", (event) => {
-    if (event.key === "Escape" && state.live && !$("key-dialog").open) guard(stopLive());
+    const field = event.target.closest?.("input, textarea, select");
+    if (event.key !== "Escape" || !state.live || $("key-dialog").open || event.defaultPrevented) return;
+    if (!field || field.id === "message") guard(stopLive());
   });
   $("stop").addEventListener("click", () => guard(stopLive()));
   $("new-chat").addEventListener("click", () => guard(newChat()));

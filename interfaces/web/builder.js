@@ -1,21 +1,20 @@
 // The agent builder: the account's agents on the left; the open agent's draft, versions, debug chat
 // and stats on the right. Needs an account key (or none, in single-user mode): an agent key is
 // refused by the agents API (403), and the page says so instead of breaking.
-import { ApiError, json } from "/web/api.js";
+import { ApiError, forgetKey, json } from "/web/api.js";
 import { datasetGroups, toolGroups } from "/web/builder_catalog.js";
 import { DebugChat } from "/web/builder_debug.js";
 import { el } from "/web/dom.js";
 import { $ } from "/web/builder_dom.js";
 import { DraftEditor } from "/web/builder_editor.js";
-import { showStats } from "/web/builder_stats.js";
+import { statsCharts } from "/web/builder_stats.js";
 import { Versions } from "/web/builder_versions.js";
 
 const OPEN = "memagent.builder.open";  // the agent on screen, reopened after a reload
-const KEY = "memagent.key";  // api.js's: dropped to ask for another key
 
 const state = { agents: [], agent: null };
 const editor = new DraftEditor();
-const debug = new DebugChat();
+const debug = new DebugChat((promise) => guard(promise));
 const versions = new Versions(editor, () => refreshAgent());
 
 // Every failure ends up on the page, never as an unhandled rejection; a refused key opens the gate.
@@ -29,8 +28,8 @@ function guard(promise) {
 }
 
 function showGate() {
-  $("gate-text").textContent = "This key is an agent key: it can chat with its one agent, but it cannot " +
-    "build agents. The builder needs an account key.";
+  $("gate-text").textContent = "This key is an agent key: it is for one agent's app, through the API, and " +
+    "cannot build agents. The builder needs an account key.";
   $("gate").hidden = false;
   for (const id of ["agent-view", "empty"]) $(id).hidden = true;
   $("agents").replaceChildren();
@@ -86,8 +85,17 @@ function showHead(agent) {
   $("unarchive").hidden = agent.status !== "archived";
 }
 
+async function showStats(id) {
+  const charts = await statsCharts(id);
+  if (state.agent?.id === id) $("stats").replaceChildren(...charts);
+}
+
+// Each await checks that this agent is still the one asked for: a slow answer for an agent left
+// meanwhile must not fill the page of the next one.
 async function openAgent(id) {
+  state.opening = id;
   const agent = await json(`/api/agents/${encodeURIComponent(id)}`);
+  if (state.opening !== id) return;
   state.agent = agent;
   sessionStorage.setItem(OPEN, id);
   renderList();
@@ -96,7 +104,8 @@ async function openAgent(id) {
   $("agent-view").hidden = false;
   debug.setAgent(id);
   $("debug-note").textContent = agent.status === "archived" ? "An archived agent takes no turns." : "";
-  await Promise.all([editor.open(id, readOnly(agent)), loadPickLists()]);
+  const [opened] = await Promise.all([editor.open(id, readOnly(agent)), loadPickLists()]);
+  if (!opened || state.opening !== id) return;
   await Promise.all([versions.show(agent, readOnly(agent)), showStats(id)]);
 }
 
@@ -158,7 +167,7 @@ function wire() {
 
 // Forgets the refused key: the next request is a 401, and api.js asks for a key.
 function otherKey() {
-  sessionStorage.removeItem(KEY);
+  forgetKey();
   $("gate").hidden = true;
   $("new-agent").hidden = false;
   $("empty").hidden = false;

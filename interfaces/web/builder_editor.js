@@ -40,15 +40,19 @@ export class DraftEditor {
     this.controls[path].setOptions(options);
   }
 
+  // False when another agent was opened meanwhile: this one's draft must not fill the form.
   async open(agentId, readOnly) {
     this.agentId = null;
+    this.opening = agentId;
     const draft = await json(draftPath(agentId));
+    if (this.opening !== agentId) return false;
     this.agentId = agentId;
     const kept = edits()[agentId];
     this.show(kept ? { revision: kept.revision, config: kept.base } : draft, kept?.config);
     for (const group of this.groups) group.disabled = readOnly;
     $("save").disabled = readOnly;
     $("discard").disabled = readOnly;
+    return true;
   }
 
   // `draft` is what the server holds (or held when the edits began); `config` what the controls show.

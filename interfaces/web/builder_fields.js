@@ -47,6 +47,20 @@ export const GROUPS = [
     { path: "review.output_keywords", label: "Blocked words in answers (one a line)", kind: "lines" },
     { path: "review.response", label: "Answer given instead", kind: "textarea", rows: 2 },
   ]],
+  ["Limits", [
+    { path: "limits.rpm", label: "Turns a minute (empty: the server's default, 0: no limit)", kind: "number",
+      min: 0, max: 1_000_000_000_000, step: 1, nullable: true },
+    { path: "limits.concurrent_turns", label: "Turns at once (empty: the server's default, 0: no limit)",
+      kind: "number", min: 0, max: 1_000_000_000_000, step: 1, nullable: true },
+    { path: "limits.tokens_per_day", label: "Tokens a day (empty: the server's default, 0: no limit)",
+      kind: "number", min: 0, max: 1_000_000_000_000, step: 1, nullable: true },
+  ]],
+  ["Budget", [
+    { path: "budget.daily_usd", label: "USD a day (empty: no limit)", kind: "number", min: 0, step: 0.01,
+      nullable: true },
+    { path: "budget.monthly_usd", label: "USD a month (empty: no limit)", kind: "number", min: 0, step: 0.01,
+      nullable: true },
+  ]],
   ["Opening", [
     { path: "opening_statement", label: "Opening statement", kind: "textarea", rows: 3 },
     { path: "suggested_questions", label: "Suggested questions (one a line)", kind: "lines" },

@@ -58,7 +58,8 @@ function rows(title, points) {
   return el("figure", { className: "chart-box" }, el("figcaption", { textContent: title }), chart);
 }
 
-export async function showStats(agentId, root = $("stats")) {
+// The charts of an agent's stats, for the caller to show if the agent is still the one on screen.
+export async function statsCharts(agentId) {
   const stats = await json(`/api/agents/${encodeURIComponent(agentId)}/stats`);
   const days = stats.days.map((d) => [d.date, d.messages]);
   const tokens = stats.days.map((d) => [d.date, d.tokens]);
@@ -68,6 +69,5 @@ export async function showStats(agentId, root = $("stats")) {
     charts.push(rows("Messages per version", stats.versions.map((v) => [`v${v.version}`, v.messages])));
   }
   if (!stats.total.messages) charts.unshift(el("p", { className: "meta", textContent: "No published turns yet." }));
-  root.replaceChildren(...charts);
-  return stats;
+  return charts;
 }

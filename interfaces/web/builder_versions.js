@@ -83,6 +83,7 @@ export class Versions {
     const draft = await json(`${base(this.agent.id)}/versions/${version}/restore`, { method: "POST" });
     this.editor.show(draft);
     $("notice").textContent = `v${version} is now in the draft (revision ${draft.revision}).`;
+    await this.onAgent();  // the header's draft revision
   }
 
   async activate(version) {

@@ -4,10 +4,12 @@ import { json } from "/web/api.js";
 import { el } from "/web/dom.js";
 
 export class ConversationList {
-  constructor(root, search, { onOpen, onDeleted }) {
+  // `report(promise)` shows a failure on the page.
+  constructor(root, search, { onOpen, onDeleted, report }) {
     this.root = root;
     this.onOpen = onOpen;
     this.onDeleted = onDeleted;
+    this.report = report;
     this.current = null;
     this.query = "";
     this.shown = new Map();  // id → the conversation as last listed
@@ -15,7 +17,7 @@ export class ConversationList {
     // Wait for a pause in typing: one request per search, not per key.
     search.addEventListener("input", () => {
       clearTimeout(timer);
-      timer = setTimeout(() => { this.query = search.value.trim(); this.refresh(); }, 250);
+      timer = setTimeout(() => { this.query = search.value.trim(); this.report(this.refresh()); }, 250);
     });
   }
 
@@ -33,7 +35,7 @@ export class ConversationList {
     this.current = id;
     for (const li of this.root.children) {
       li.classList.toggle("current", li.dataset.id === id);
-      li.querySelector(".open").toggleAttribute("aria-current", li.dataset.id === id);
+      li.querySelector(".open")?.toggleAttribute("aria-current", li.dataset.id === id);  // not while renamed
     }
   }
 
@@ -44,14 +46,14 @@ export class ConversationList {
     const pin = el("button", { type: "button", className: "small",
                               textContent: conversation.pinned ? "Unpin" : "Pin" });
     pin.setAttribute("aria-label", `${conversation.pinned ? "Unpin" : "Pin"} ${title}`);
-    pin.addEventListener("click", () => this.change(conversation.id, { pinned: !conversation.pinned }));
+    pin.addEventListener("click", () => this.report(this.change(conversation.id, { pinned: !conversation.pinned })));
     const rename = el("button", { type: "button", className: "small", textContent: "Rename" });
     rename.setAttribute("aria-label", `Rename ${title}`);
     const li = el("li", {}, open, pin, rename);
     rename.addEventListener("click", () => this.renameForm(li, conversation.id, title));
     const remove = el("button", { type: "button", className: "small", textContent: "Delete" });
     remove.setAttribute("aria-label", `Delete ${title}`);
-    remove.addEventListener("click", () => this.remove(conversation.id));
+    remove.addEventListener("click", () => this.report(this.remove(conversation.id)));
     li.append(remove);
     li.dataset.id = conversation.id;
     if (conversation.pinned) li.classList.add("pinned");
@@ -67,10 +69,12 @@ export class ConversationList {
                     el("button", { type: "submit", textContent: "Save" }));
     form.addEventListener("submit", (event) => {
       event.preventDefault();
-      this.change(id, { title: input.value.trim() });
+      const title = input.value.trim();
+      if (!title) { input.focus(); return; }  // an empty title is no title: keep the form
+      this.report(this.change(id, { title }));
     });
     input.addEventListener("keydown", (event) => {
-      if (event.key === "Escape") { event.stopPropagation(); this.refresh(); }
+      if (event.key === "Escape") { event.preventDefault(); this.report(this.refresh()); }
     });
     li.replaceChildren(form);
     input.focus();
@@ -80,6 +84,7 @@ export class ConversationList {
   async change(id, body) {
     await json(`/api/conversations/${encodeURIComponent(id)}`, { method: "PATCH", body });
     await this.refresh();
+    this.root.querySelector(`li[data-id="${CSS.escape(id)}"] .open`)?.focus();  // the rebuilt row
   }
 
   async remove(id) {

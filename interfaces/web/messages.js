@@ -13,8 +13,8 @@ const EAGER_TURNS = 20;
 const NEAR = "1500px";
 
 const ENDINGS = { stop: "Stopped", error: "Failed", timeout: "Timed out", running: "Still running" };
-// Only what a browser may fetch without leaking: https or inline data, never memagent's own paths.
-const SHOWN_IMAGE = /^(https:|data:image\/)/i;
+// Inline images show; one by URL is a link (the page fetches no image from elsewhere: see render.js).
+const INLINE_IMAGE = /^data:image\//i;
 
 // Groups messages (oldest first) into turns: each answer given again joins its parent's turn.
 export function turnsOf(messages) {
@@ -32,8 +32,8 @@ export function turnsOf(messages) {
 function queryBubble(query, imageUrls = []) {
   const li = el("li", { className: "message user" }, el("p", { className: "query", textContent: query }));
   for (const url of imageUrls) {
-    li.append(SHOWN_IMAGE.test(url) ? el("img", { className: "attached", src: url, alt: "Attached image" })
-                                    : el("p", { className: "attached", textContent: url }));
+    li.append(INLINE_IMAGE.test(url) ? el("img", { className: "attached", src: url, alt: "Attached image" })
+      : el("a", { className: "attached", href: url, textContent: url, target: "_blank", rel: "noopener noreferrer" }));
   }
   return li;
 }

@@ -6,24 +6,40 @@ import DOMPurify from "/web/vendor/purify.es.js";
 // Raw HTML in an answer is shown as the text it is, never parsed: a model's answer has no business
 // laying out the page, and people ask about HTML. (Parsing it, even only to sanitise it, makes
 // Chromium report each inline handler as a CSP violation.) DOMPurify still cleans what markdown
-// itself produces: `[x](javascript:…)` links, images from anywhere. A block of it is a paragraph
+// itself produces: `[x](javascript:…)` links, images. A block of it is a paragraph
 // of that text, so that every block of an answer is an element (see LiveAnswer).
 const ESCAPES = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
 const escapeHtml = (text) => text.replace(/[&<>"']/g, (c) => ESCAPES[c]);
 const rawHtml = ({ text, block }) => (block ? `<p>${escapeHtml(text.trimEnd())}</p>\n` : escapeHtml(text));
 
-marked.use({ gfm: true, breaks: true, renderer: { html: rawHtml } });
+// An image is shown only when it is inline (data:image): one from anywhere else would be fetched
+// as the answer renders, telling its host what the page shows (`![](https://host/?q=…)`), or
+// make the browser request memagent's own paths (in single-user mode a GET needs no key). It
+// becomes a link to the image instead; the CSP's `img-src data:` holds the same line.
+const INLINE_IMAGE = /^data:image\//i;
+const image = ({ href, text }) => (INLINE_IMAGE.test(href)
+  ? `<img src="${escapeHtml(href)}" alt="${escapeHtml(text)}">`
+  : `<a href="${escapeHtml(href)}">${escapeHtml(text || href)}</a>`);
 
-// Images only from https: or inline data: an answer must not make the browser request memagent's
-// own paths (in single-user mode a GET needs no key). Links open elsewhere and leak nothing;
-// DOMPurify has already removed javascript: URLs by then.
-const IMAGE_SOURCE = /^(https:|data:image\/)/i;
+marked.use({ gfm: true, breaks: true, renderer: { html: rawHtml, image } });
+
+// Links open elsewhere and leak nothing; DOMPurify has already removed javascript: URLs by then.
+// A link to memagent itself is text: an answer must not lead a click to the API with the page's
+// rights.
+function sameOrigin(href) {
+  try {
+    return new URL(href, document.baseURI).origin === location.origin;
+  } catch {
+    return true;  // not a URL a browser could follow: no link either
+  }
+}
 DOMPurify.addHook("afterSanitizeAttributes", (node) => {
-  if (node.tagName === "IMG" && !IMAGE_SOURCE.test(node.getAttribute("src") || "")) {
+  if (node.tagName === "IMG" && !INLINE_IMAGE.test(node.getAttribute("src") || "")) {
     node.removeAttribute("src");
     node.removeAttribute("srcset");
   }
   if (node.tagName === "A") {
+    if (node.hasAttribute("href") && sameOrigin(node.getAttribute("href"))) node.removeAttribute("href");
     node.setAttribute("target", "_blank");
     node.setAttribute("rel", "noopener noreferrer nofollow");
   }

@@ -1,12 +1,15 @@
 // A streamed turn, and how it survives a reload or a switch to another conversation.
 // While a turn streams, {task_id, conversation_id, message_id, last event id, text so far} is kept
-// in sessionStorage, written with each frame: whoever picks the turn up again asks the server for
-// the events after that id only, so no text is shown twice and none is lost.
+// in sessionStorage, at most once a frame and always as a pair: whoever picks the turn up again asks
+// the server for the events after that id only, so no text is shown twice and none is lost.
 import { request, json } from "/web/api.js";
 import { readEvents } from "/web/sse.js";
 
 const STORE = "memagent.turns";
-const TERMINAL = new Set(["agent_end", "stop", "error", "timeout"]);
+// A turn's ending event → the stored status of its message.
+const ENDED = { agent_end: "normal", stop: "stop", error: "error", timeout: "timeout" };
+const RETRIES = 3;  // cuts in a row, with no event between them, before giving up
+const RETRY_DELAY_MS = 500;
 
 function saved() {
   try {
@@ -20,25 +23,37 @@ export function savedTurn(conversationId) {
   return saved()[conversationId] || null;
 }
 
-export function savedTurns() {
-  return Object.values(saved());
+function store(all) {
+  sessionStorage.setItem(STORE, JSON.stringify(all));
 }
 
+// Writing the whole map per frame would cost time growing with the answer: once a frame is enough.
 function keep(turn) {
-  const all = saved();
-  all[turn.conversation_id] = turn;
-  sessionStorage.setItem(STORE, JSON.stringify(all));
+  turn.keeping ||= requestAnimationFrame(() => {
+    turn.keeping = 0;
+    if (turn.ended) return;
+    const { keeping, ended, ...state } = turn;
+    store({ ...saved(), [turn.conversation_id]: state });
+  });
 }
 
 export function forget(conversationId) {
   const all = saved();
   delete all[conversationId];
-  sessionStorage.setItem(STORE, JSON.stringify(all));
+  store(all);
+}
+
+function end(turn, view, status, data) {
+  turn.ended = true;
+  forget(turn.conversation_id);
+  view.onEnd(status, data);
+  return "ended";
 }
 
 // Reads one turn's stream to its end (or until `signal` aborts it: the turn goes on on the
 // server, and its saved state lets a later `resume` continue where this left off).
-// `view` gets onStart(turn), onDelta(text), onEnd(event, data).
+// `view` gets onStart(turn), onDelta(text), onEnd(status, data): the status is the message's
+// ("normal", "stop", "error", "timeout"), or "gone" when the events expired.
 async function follow(response, turn, view, signal) {
   if (!response.ok) {
     const body = await response.json().catch(() => null);
@@ -47,51 +62,52 @@ async function follow(response, turn, view, signal) {
   try {
     for await (const frame of readEvents(response)) {
       const data = frame.data;
-      if (frame.event === "done") return gone(turn, view);  // ended with no terminal event: odd
+      if (frame.event === "done") return end(turn, view, "gone", {});  // ended with no terminal event: odd
+      // The stream failed (not the turn: its own events have ids): follow again.
+      if (frame.event === "error" && !frame.id) return cut(turn, data.message);
       if (!turn.task_id && data.task_id) {
         Object.assign(turn, { task_id: data.task_id, conversation_id: data.conversation_id,
                               message_id: data.message_id });
         view.onStart(turn);
       }
-      if (frame.id) turn.last_id = frame.id;
+      if (frame.id) Object.assign(turn, { last_id: frame.id, cuts: 0 });
       if (frame.event === "agent_message" && data.answer) {
         turn.text += data.answer;
         view.onDelta(turn.text);
       }
-      if (TERMINAL.has(frame.event)) {
-        forget(turn.conversation_id);
-        view.onEnd(frame.event, data);
-        return "ended";
-      }
+      if (Object.hasOwn(ENDED, frame.event)) return end(turn, view, ENDED[frame.event], data);
       if (turn.conversation_id) keep(turn);
     }
   } catch (failure) {
     if (signal?.aborted) return "left";  // on purpose: the saved state stays for the resume
     if (!turn.task_id) throw failure;
   }
-  return "cut";  // the connection ended before the turn did
+  return cut(turn);  // the connection ended before the turn did
+}
+
+function cut(turn, reason) {
+  turn.cuts = (turn.cuts || 0) + 1;
+  turn.reason = reason;
+  return "cut";
 }
 
 // A stream cut short (a proxy, a network change) is picked up again from its last event.
 async function followToTheEnd(response, turn, view, signal) {
-  for (let attempt = 0; attempt < 3; attempt += 1) {
-    if (await follow(response, turn, view, signal) !== "cut") return;
+  while (await follow(response, turn, view, signal) === "cut") {
+    if (turn.cuts > RETRIES) {
+      throw new Error(`the connection keeps breaking off (${turn.reason || "no answer"}): the turn goes on `
+                      + "on the server; reload the page to follow it");
+    }
+    await new Promise((done) => setTimeout(done, RETRY_DELAY_MS * turn.cuts));
     response = await events(turn, signal);
-    if (response.status === 404) return gone(turn, view);
+    if (response.status === 404) return end(turn, view, "gone", {});
   }
-  throw new Error("the answer's stream keeps breaking off: reload the page to see it");
 }
 
 function events(turn, signal) {
   return request(`/api/tasks/${encodeURIComponent(turn.task_id)}/events`, {
     signal, headers: { "Last-Event-ID": turn.last_id || "0" },
   });
-}
-
-// No longer in the event log (it outlived its retention): the record has the answer.
-function gone(turn, view) {
-  forget(turn.conversation_id);
-  view.onEnd("gone", {});
 }
 
 // Opens a turn with a POST that answers its stream, and follows it.
@@ -112,6 +128,12 @@ export function send(body, view, signal) {
   return open("/api/chat", body, newTurn(body.conversation_id, body.query, body.image_urls), view, signal);
 }
 
+// A turn of an agent's saved draft, in its debug conversation.
+export function debugChat(agentId, body, view, signal) {
+  const path = `/api/agents/${encodeURIComponent(agentId)}/debug/chat`;
+  return open(path, body, newTurn(body.conversation_id, body.query), view, signal);
+}
+
 // The latest answer given again: a new message, the sibling of `message`.
 export function regenerate(message, view, signal) {
   const turn = newTurn(message.conversation_id, message.query, message.image_urls);
@@ -122,7 +144,7 @@ export async function resume(turn, view, signal) {
   view.onStart(turn);
   view.onDelta(turn.text);
   const response = await events(turn, signal);
-  if (response.status === 404) return gone(turn, view);
+  if (response.status === 404) return end(turn, view, "gone", {});
   await followToTheEnd(response, turn, view, signal);
 }
 

@@ -3,7 +3,8 @@
     python -m tests.bench.turn_overhead [--turns N] [--quick] [--backends sqlite,postgres]
 
 Prints JSON: for each backend pair (SQLite + in-process; PostgreSQL + Redis), in a conversation
-with 10 and with 10,000 earlier messages:
+with 10 and with 10,000 earlier messages, and in one whose 10,000 earlier turns were folded into
+1,000 archive entries (`archived_10000`, `archive_vs_small_history_p50`; the target is 1.2):
 - p50/p99: a turn from its start to its `done` (recall, prompt assembly, event log,
   persistence), with the previous turn's memory upkeep finished, as in a real chat where the
   user reads and types in between;
@@ -39,6 +40,8 @@ from application.tasks.follow_task import FollowTask
 from domain.agents import DEFAULT_AGENT, EntryPoint
 from domain.conversation import Conversation, Message, MessageStatus
 from domain.ids import AppId, ConversationId, MessageId, OwnerId, TaskId
+from domain.memory import Exchange
+from domain.memory_archive import ArchiveEntry
 from infrastructure.persistence.migrate import run_migrations
 from infrastructure.persistence.rows import conversation_from_domain, message_from_domain
 from interfaces.app import build_container
@@ -47,24 +50,56 @@ from interfaces.lifecycle import start_backends, stop_backends
 from interfaces.settings import Settings
 
 OWNER = OwnerId("bench")
+# A real conversation talks of many things: the archive entries' words differ, as their vectors do.
+TOPICS = ("holiday in Lisbon", "the garden shed", "a job interview", "tax forms", "the cat's diet", "a piano recital",
+          "train tickets", "a leaking roof", "birthday presents", "the quarterly report", "marathon training",
+          "a new laptop", "grandmother's recipe", "the school play", "parking permits", "a wedding speech")
 PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
 
 
 async def seed(container: Container, earlier: int) -> ConversationId:
     """A conversation with `earlier` finished messages, bulk-inserted."""
+    conversation_id, _ = await _seed_messages(container, earlier)
+    return conversation_id
+
+
+async def _seed_messages(container: Container, earlier: int) -> tuple[ConversationId, list[Message]]:
     start = datetime(2026, 1, 1, tzinfo=UTC)
     conversation = Conversation(ConversationId(secrets.token_hex(8)), AppId("default"), OWNER, start, start)
-    rows: list[Any] = [conversation_from_domain(conversation)]
+    messages = []
     for n in range(earlier):
         at = start + timedelta(seconds=n)
+        topic = TOPICS[n * 7 % len(TOPICS)]
         message = Message(
             MessageId(secrets.token_hex(8)), conversation.id, OWNER, TaskId(secrets.token_hex(8)),
-            f"earlier question {n}", at, at,
+            f"earlier question {n} about {topic}", at, at,
         )
-        rows.append(message_from_domain(replace(message, answer=f"answer {n}", status=MessageStatus.NORMAL)))
+        messages.append(replace(message, answer=f"answer {n} on {topic}", status=MessageStatus.NORMAL))
     async with container.database().sessions.begin() as session:
-        session.add_all(rows)
-    return conversation.id
+        session.add_all([conversation_from_domain(conversation), *map(message_from_domain, messages)])
+    return conversation.id, messages
+
+
+async def seed_archived(container: Container, archived: int) -> ConversationId:
+    """A conversation whose `archived` oldest turns are folded into the archive, and one batch more
+    that is not: what the upkeep's folds leave, seeded directly rather than by running every turn.
+    Each batch of `compact_batch` turns is condensed by the memory summariser into an entry citing
+    them, kept in the record, and embedded into the recall index as the upkeep does."""
+    memory, policy = container.memory, container.memory.policy()
+    batch = policy.compact_batch
+    conversation_id, messages = await _seed_messages(container, archived + batch)
+    entries = []
+    for first in range(0, archived, batch):
+        exchanges = [Exchange.of(m) for m in messages[first:first + batch]]
+        text = policy.summary.trim(await memory.summarizer().condense(exchanges, policy.summary))
+        sources = tuple(e.message_id for e in exchanges)
+        at = exchanges[-1].at + timedelta(milliseconds=1)
+        entries.append(ArchiveEntry(ArchiveEntry.id_for(conversation_id, sources), conversation_id, text, sources, at))
+    await memory.record().add_archive_entries(entries)
+    embedder = memory.memory_embedder()
+    vectors = await embedder.embed([e.summary for e in entries])
+    await memory.recall_index().save_vectors(embedder.name, {e.id: v for e, v in zip(entries, vectors, strict=True)})
+    return conversation_id
 
 
 async def measure(container: Container, conversation_id: ConversationId, turns: int) -> dict[str, float]:
@@ -130,7 +165,7 @@ async def resolution(container: Container, conversation_id: ConversationId, call
     return {"resolve_p50_ms": resolved, "indexed_read_p50_ms": floor, "target_ms": 0.3}
 
 
-async def run_backend(settings: Settings, turns: int, histories: list[int]) -> dict[str, Any]:
+async def run_backend(settings: Settings, turns: int, histories: list[int], archived: int) -> dict[str, Any]:
     container = build_container(settings)
     await start_backends(container, settings)
     try:
@@ -140,6 +175,9 @@ async def run_backend(settings: Settings, turns: int, histories: list[int]) -> d
         for earlier in histories:
             conversation_id = await seed(container, earlier)
             results[f"earlier_{earlier}"] = await measure(container, conversation_id, turns)
+        results[f"archived_{archived}"] = await measure(container, await seed_archived(container, archived), turns)
+        small = results[f"earlier_{histories[0]}"]["p50_ms"]
+        results["archive_vs_small_history_p50"] = round(results[f"archived_{archived}"]["p50_ms"] / small, 2)
         return results
     finally:
         await stop_backends(container)
@@ -159,13 +197,13 @@ async def drop_pg_database(name: str) -> None:
     await connection.close()
 
 
-async def main(turns: int, histories: list[int], backends: list[str]) -> dict[str, Any]:
+async def main(turns: int, histories: list[int], archived: int, backends: list[str]) -> dict[str, Any]:
     report: dict[str, Any] = {"turns_per_case": turns}
     if "sqlite" in backends:
         with tempfile.TemporaryDirectory() as folder:
             url = f"sqlite+aiosqlite:///{Path(folder) / 'bench.db'}"
             settings = Settings(database={"url": url}, agent={"tools": []})
-            report["sqlite_inprocess"] = await run_backend(settings, turns, histories)
+            report["sqlite_inprocess"] = await run_backend(settings, turns, histories, archived)
     if "postgres" in backends:
         name, url = await pg_database()
         try:
@@ -175,7 +213,7 @@ async def main(turns: int, histories: list[int], backends: list[str]) -> dict[st
                 database={"url": url}, memory={"backend": "redis"}, events={"backend": "redis"},
                 redis={"key_prefix": prefix}, agent={"tools": []},
             )
-            report["postgres_redis"] = await run_backend(settings, turns, histories)
+            report["postgres_redis"] = await run_backend(settings, turns, histories, archived)
         finally:
             await drop_pg_database(name)
     if "sqlite_inprocess" in report and "postgres_redis" in report:
@@ -193,8 +231,10 @@ async def main(turns: int, histories: list[int], backends: list[str]) -> dict[st
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--turns", type=int, default=200)
-    parser.add_argument("--quick", action="store_true", help="20 turns, 10 and 1,000 earlier messages")
+    parser.add_argument("--quick", action="store_true",
+                        help="20 turns, 10 and 1,000 earlier messages, 1,000 archived turns")
+    parser.add_argument("--archived", type=int, default=10_000, help="earlier turns folded into the archive")
     parser.add_argument("--backends", default="sqlite,postgres")
     args = parser.parse_args()
-    turns, histories = (20, [10, 1000]) if args.quick else (args.turns, [10, 10_000])
-    print(json.dumps(asyncio.run(main(turns, histories, args.backends.split(","))), indent=2))
+    turns, histories, archived = (20, [10, 1000], 1000) if args.quick else (args.turns, [10, 10_000], args.archived)
+    print(json.dumps(asyncio.run(main(turns, histories, archived, args.backends.split(","))), indent=2))

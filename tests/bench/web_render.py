@@ -13,10 +13,11 @@ characters of markdown, and the one before it: about 1.6 kB an answer). Debian's
   the same for a conversation of one message, what the page costs before the conversation;
 - conversation.open: the parts of it, in the loaded page: its api.js fetching every page of 100
   (`fetch_ms`), then messages.js's `showTurns`, the scroll to the end and the first paint after
-  (`render_ms`; `of_which_markdown_ms`: render.js's `markdownInto` of every answer, timed
-  apart); the same render with style.css's `.message { content-visibility: auto }` turned
-  off (a constructed style sheet, which the CSP allows); and, as the floor, the same messages
-  set as plain text (`plain_text_ms`);
+  (`render_ms`: the latest 20 turns rendered as markdown, the older ones as their text until
+  they come near the screen); `markdown_every_answer_ms`: render.js's `markdownInto` of every
+  answer, timed apart, what rendering them all up front would add; the same render with
+  style.css's `.message { content-visibility: auto }` turned off (a constructed style sheet,
+  which the CSP allows); and, as the floor, the same messages set as plain text (`plain_text_ms`);
 - streaming: a markdown answer of `--tokens` tokens (headings, lists, code blocks, tables; words
   with their leading space, punctuation runs), one token per timer task every millisecond, into
   an answer on the page. Main-thread time per token is the growth of the DevTools protocol's
@@ -242,7 +243,7 @@ def conversation(browser: Any, base_url: str, ids: tuple[str, str], count: int, 
         "page_ms": median(loads),
         "page_one_message_ms": median(short_loads),
         "open": {"fetch_ms": median([o["fetch_ms"] for o in opens]), "render_ms": render,
-                 "of_which_markdown_ms": median([o["markdown_ms"] for o in opens]),
+                 "markdown_every_answer_ms": median([o["markdown_ms"] for o in opens]),
                  "render_without_content_visibility_ms": median([o["render_ms"] for o in laid_out]),
                  "plain_text_ms": plain, "render_to_plain_text": round(render / plain, 2)},
     }

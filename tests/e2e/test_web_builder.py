@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,14 +16,10 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.web_page import CHROMIUM, CHROMIUM_ARGS, CSP, SLOW, screenshot
+from tests.e2e.web_page import CSP, SLOW, screenshot, watched_tab
 from tests.integration.backends import memagent
 from tests.mcp_servers import http_mcp_server
 from tests.service import Service, running_service
-
-playwright_sync = pytest.importorskip("playwright.sync_api")
-
-pytestmark = pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason=f"no Chromium at {CHROMIUM}")
 
 XSS_NAME = '<img src=x onerror="window.__xss = \'name\'">Eve'
 XSS_PROMPT = '<script>window.__xss = "prompt"</script><img src=x onerror="window.__xss = \'prompt\'">'
@@ -48,14 +43,6 @@ def api(service: Service) -> Iterator[httpx.Client]:
         yield client
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with playwright_sync.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
-
 @pytest.fixture
 def errors() -> list[str]:
     """The page's console errors and uncaught exceptions; none may be left at the end of a test."""
@@ -64,22 +51,10 @@ def errors() -> list[str]:
 
 @pytest.fixture
 def page(browser: Any, service: Service, errors: list[str]) -> Iterator[Any]:
-    context = browser.new_context(base_url=service.base_url, viewport={"width": 1440, "height": 1000})
-    context.set_default_timeout(15_000)
-    tab = context.new_page()
-    tab.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
-    tab.on("pageerror", lambda error: errors.append(f"uncaught: {error}"))
-    tab.on("dialog", lambda dialog: refuse_dialog(dialog, errors))
-    open_builder(tab)
-    yield tab
-    context.close()
+    with watched_tab(browser, service.base_url, errors, viewport={"width": 1440, "height": 1000}) as (tab, _):
+        open_builder(tab)
+        yield tab
     assert errors == []
-
-
-def refuse_dialog(dialog: Any, errors: list[str]) -> None:
-    """The builder asks nothing through alert/confirm: one is a failure."""
-    errors.append(f"dialog: {dialog.message}")
-    dialog.dismiss()
 
 
 def open_builder(tab: Any) -> None:
@@ -382,3 +357,25 @@ def test_the_builder_is_usable_at_phone_width(page: Any, api: httpx.Client) -> N
         assert box is not None
         assert box["x"] >= 0
         assert box["x"] + box["width"] <= 375
+
+
+def test_an_agent_opened_while_another_still_loads_keeps_the_form_its_own(page: Any, api: httpx.Client) -> None:
+    slow, quick = (api.post("/api/agents", json={"name": name, "config": {"preset_prompt": f"You are {name}."}})
+                   .json()["id"] for name in ("Slowpoke", "Quick"))
+    open_builder(page)
+    held: list[Any] = []
+    page.route(f"**/api/agents/{slow}/draft", lambda route: held.append(route))  # answers when let go
+    agent_item(page, slow).locator("button").click()
+    while not held:
+        page.wait_for_timeout(20)
+    open_agent(page, quick)
+    assert page.get_by_label("Prompt", exact=True).input_value() == "You are Quick."
+    held[0].continue_()
+    page.wait_for_timeout(300)  # Slowpoke's draft arrives late
+    assert page.locator("#agent-name").inner_text() == "Quick"
+    assert page.get_by_label("Prompt", exact=True).input_value() == "You are Quick."
+    page.get_by_label("Prompt", exact=True).fill("You are Quick, and brief.")
+    page.get_by_role("button", name="Save draft", exact=True).click()
+    page.locator("#save-state", has_text="revision 2").wait_for()
+    assert draft(api, quick)["config"]["preset_prompt"] == "You are Quick, and brief."
+    assert draft(api, slow)["config"]["preset_prompt"] == "You are Slowpoke."

@@ -9,7 +9,6 @@ fails on a console error or an uncaught exception of the page.
 from __future__ import annotations
 
 import re
-import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,11 +18,9 @@ import httpx
 import pytest
 
 from tests.e2e.web_page import (
-    CHROMIUM,
     CSP,
     LONG_MESSAGE,
     SLOW,
-    chromium,
     last_answer,
     message_box,
     open_conversation,
@@ -37,10 +34,6 @@ from tests.e2e.web_page import (
 )
 from tests.integration.backends import memagent
 from tests.service import Service, running_service
-
-pytest.importorskip("playwright.sync_api")
-
-pytestmark = pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason=f"no Chromium at {CHROMIUM}")
 
 
 @pytest.fixture(scope="module")
@@ -56,12 +49,6 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
 def api(service: Service) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=service.base_url, timeout=30) as client:
         yield client
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with chromium() as running:
-        yield running
 
 
 @pytest.fixture

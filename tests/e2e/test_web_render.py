@@ -9,21 +9,15 @@ Every test fails on a console error or an uncaught exception of the page.
 
 from __future__ import annotations
 
-import base64
 import re
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.e2e.web_page import CHROMIUM, CHROMIUM_ARGS
+from tests.e2e.web_page import watched_tab
 from tests.service import Service, running_service
-
-playwright_sync = pytest.importorskip("playwright.sync_api")
-
-pytestmark = pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason=f"no Chromium at {CHROMIUM}")
 
 PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAAC0lEQVR4nGNgAAIAAAUAAXpeqz8AAAAASUVORK5CYII="
 
@@ -215,36 +209,13 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
         yield running
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with playwright_sync.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
-
 @pytest.fixture
 def page(browser: Any, service: Service) -> Iterator[Any]:
     """The chat page, with its CSP; no console error allowed."""
-    context = browser.new_context(base_url=service.base_url)
-    context.set_default_timeout(15_000)
-    # https: images are allowed; with no network here, the one the corpus shows is served locally.
-    context.route("https://example.com/**", lambda route: route.fulfill(content_type="image/png",
-                                                                        body=base64.b64decode(PIXEL)))
-    tab = context.new_page()
-    errors: list[str] = []
-    tab.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
-    tab.on("pageerror", lambda error: errors.append(f"uncaught: {error}"))
-
-    def refuse(dialog: Any) -> None:
-        errors.append(f"dialog: {dialog.message}")
-        dialog.dismiss()
-
-    tab.on("dialog", refuse)
-    tab.goto("/")
-    tab.wait_for_function("() => !document.querySelector('#message').disabled")  # the page has settled
-    yield tab
-    context.close()
+    with watched_tab(browser, service.base_url) as (tab, errors):
+        tab.goto("/")
+        tab.wait_for_function("() => !document.querySelector('#message').disabled")  # the page has settled
+        yield tab
     assert errors == []
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -22,8 +21,6 @@ import httpx
 import pytest
 
 from tests.e2e.web_page import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
     open_conversation,
     open_page,
     screenshot,
@@ -35,10 +32,6 @@ from tests.e2e.web_page import (
 from tests.llm_server import ScriptedLLMServer
 from tests.llm_server_scripts import call, text, tool_calls
 from tests.service import Service, running_service
-
-playwright_sync = pytest.importorskip("playwright.sync_api")
-
-pytestmark = pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason=f"no Chromium at {CHROMIUM}")
 
 T = TypeVar("T")
 MARK = "You are the tools test agent."  # in the Tools agent's prompt: only its turn calls carry it
@@ -86,14 +79,6 @@ def tools_agent(service: Service) -> str:
         agent = str(ok(http.post("/api/agents", json={"name": "Tools", "config": config}), 201)["id"])
         ok(http.post(f"/api/agents/{agent}/publish", json={}), 201)
         return agent
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with playwright_sync.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
                  "--disable-component-update", "--disable-sync"]
 SLOW = {"MEMAGENT_LLM__SCRIPTED_CHUNK_DELAY": "0.05"}
 LONG_MESSAGE = "Please repeat " + " ".join(f"word{i}" for i in range(200))  # about 70 chunks: 3.5 s
-CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' https: data:; "
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src data:; "
        "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'")
 
 
@@ -95,13 +95,16 @@ def screenshot(tab: Any, name: str) -> None:
 
 
 @contextmanager
-def watched_tab(browser: Any, base_url: str) -> Iterator[tuple[Any, list[str]]]:
-    """A fresh context (its own sessionStorage) and tab, with the list of its console errors,
-    uncaught exceptions and browser dialogs (which a test asserts stays empty)."""
-    context = browser.new_context(base_url=base_url)
+def watched_tab(
+    browser: Any, base_url: str, errors: list[str] | None = None, **options: Any
+) -> Iterator[tuple[Any, list[str]]]:
+    """A fresh context (its own sessionStorage; `options` for it, e.g. a viewport) and tab, with the
+    list of its console errors, uncaught exceptions and browser dialogs (which a test asserts stays
+    empty)."""
+    context = browser.new_context(base_url=base_url, **options)
     context.set_default_timeout(15_000)
     tab = context.new_page()
-    errors: list[str] = []
+    errors = [] if errors is None else errors
     tab.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
     tab.on("pageerror", lambda error: errors.append(f"uncaught: {error}"))
 

@@ -37,6 +37,7 @@ AGENT_KEY_ROUTES = frozenset({
     ("PATCH", "/api/conversations/{}"),
     ("DELETE", "/api/conversations/{}"),
     ("GET", "/api/conversations/{}/messages"),
+    ("GET", "/api/conversations/{}/usage"),  # its agent's end users' conversations, like their messages
     ("GET", "/api/messages/{}/thoughts"),
     ("POST", "/api/messages/{}/feedback"),
     ("POST", "/api/messages/{}/regenerate"),

@@ -18,6 +18,7 @@ from application.chat_turn.tool_executor import ToolExecutor
 from application.chat_turn.turn import ChatRequest, TurnHandle
 from application.chat_turn.turn_events import TurnEvents
 from application.chat_turn.turn_parts import TurnParts
+from application.chat_turn.turn_quota import QuotaDefaults, TurnQuota
 from application.chat_turn.turn_tools import TurnTools
 from application.chat_turn.turn_watch import TurnWatch, WatchTimes
 from application.conversations.name_conversation import NameConversation
@@ -41,6 +42,7 @@ from domain.tools import RetryPolicy
 from infrastructure.conversations.offline_writers import FirstWordsTitler, TemplateFollowUpWriter
 from infrastructure.events.inprocess_task_control import InProcessTaskControl
 from infrastructure.events.inprocess_task_presence import InProcessTaskPresence
+from infrastructure.limits.inprocess_rate_limiter import InProcessRateLimiter
 from infrastructure.memory.inprocess_memory_store import InProcessEmbeddingCache
 from infrastructure.metrics.inprocess_metrics import InProcessMetrics
 from infrastructure.runtime.system import AsyncioSpawner
@@ -96,6 +98,9 @@ class Harness:
     writers_spawner: CollectingSpawner | AsyncioSpawner = field(default_factory=AsyncioSpawner)
     title_wait: float = 0.0
     metrics: InProcessMetrics = field(default_factory=InProcessMetrics)
+    # Rate limits (none by default) counted in process on the harness's own `time`.
+    quotas: QuotaDefaults = field(default_factory=QuotaDefaults)
+    limiter: InProcessRateLimiter = field(default_factory=InProcessRateLimiter)
 
     def __post_init__(self) -> None:
         self.presence = InProcessTaskPresence(clock=self.time.monotonic)
@@ -134,8 +139,11 @@ class Harness:
             SaveOutcome(self.store, retry_for=self.save_retry), short_term, recall, after, parts, limits
         )
         resolve = ResolveConfig(self.agents, models)
+        self.quota = TurnQuota(self.limiter, self.quotas, self.time, self.metrics)
         launch = LaunchTurn(self.tasks, self.log, self.run_turn, self.spawner, task_ttl=1800)
-        self.start = StartChatTurn(self.store, resolve, launch, clock, ids, InputLimits(max_query_bytes=1024))
+        self.start = StartChatTurn(
+            self.store, resolve, launch, clock, ids, InputLimits(max_query_bytes=1024), self.quota
+        )
         self.follow = FollowTask(self.tasks, self.log, self.presence, self.store, clock, FollowTimes(0.0, 30.0))
 
     async def turn(self, query: str, conversation_id: str | None = None) -> TurnHandle:

@@ -22,6 +22,7 @@ FAMILIES = {
     "memagent_model_calls", "memagent_model_tokens", "memagent_model_cost_usd", "memagent_tool_calls",
     "memagent_active_turns", "memagent_active_streams", "memagent_upkeep_lag_seconds",
     "memagent_event_append_seconds", "memagent_store_errors", "memagent_rate_limited",
+    "memagent_budget_used_ratio", "memagent_budget_alerts",
 }
 
 
@@ -93,7 +94,7 @@ def test_tools_streams_appends_store_errors_lag_and_limits(metrics: PrometheusMe
     metrics.event_appended(0.004)
     metrics.store_error("database")
     metrics.upkeep_lag(7.0)
-    metrics.request_limited("requests_per_minute")
+    metrics.request_limited("rpm", "key")
     body, _ = metrics.render()
     assert value(body, "memagent_tool_calls_total", tool="calculator", outcome="ok") == 1
     assert value(body, "memagent_tool_calls_total", tool="calculator", outcome="timeout") == 1
@@ -102,7 +103,7 @@ def test_tools_streams_appends_store_errors_lag_and_limits(metrics: PrometheusMe
     assert value(body, "memagent_event_append_seconds_bucket", le="0.0025") == 0
     assert value(body, "memagent_store_errors_total", store="database") == 1
     assert value(body, "memagent_upkeep_lag_seconds") == 7
-    assert value(body, "memagent_rate_limited_total", limit="requests_per_minute") == 1
+    assert value(body, "memagent_rate_limited_total", limit="rpm", scope="key") == 1
 
 
 def test_two_instances_in_one_process_keep_their_own_counts(metrics: PrometheusMetrics) -> None:

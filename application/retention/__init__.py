@@ -1,0 +1,1 @@
+"""Retention: what is kept past its age is removed, a bounded batch at a time."""
