@@ -25,6 +25,7 @@ from interfaces.cli_chat import add_chat_command, run_chat
 from interfaces.cli_prune import add_prune_command, run_prune
 from interfaces.lifecycle import start_backends, stop_backends
 from interfaces.log_setup import configure_logging
+from interfaces.serve_workers import WORKER_APP, shared_metrics_folder, workers_refusal
 from interfaces.settings import Settings
 from interfaces.settings_checks import settings_problem
 from interfaces.settings_errors import invalid_settings_line
@@ -42,6 +43,9 @@ def _parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="run the HTTP API with uvicorn")
     serve.add_argument("--host", help="address to bind (default from MEMAGENT_SERVER__HOST, 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port (default from MEMAGENT_SERVER__PORT, 8000)")
+    serve.add_argument("--workers", type=int, default=1,
+                       help="worker processes on the one port (default 1); more than one needs Redis events and "
+                       "memory and PostgreSQL, which every worker shares")
     commands.add_parser("migrate", help="create or upgrade the database schema (Alembic)")
     mcp = commands.add_parser("mcp", help="serve chat, get_memory and search_memory as an MCP server on stdio")
     mcp.add_argument("--owner", help="the account the tools act for (default: the single local owner)")
@@ -99,11 +103,9 @@ async def _preflight(settings: Settings) -> bool:
         await stop_backends(container)
 
 
-def _serve(settings: Settings, host: str | None, port: int | None) -> int:
-    import uvicorn
-
+def _serve(settings: Settings, host: str | None, port: int | None, workers: int) -> int:
     host = host or settings.server.host
-    refusal = refusal_to_bind(settings, host)
+    refusal = refusal_to_bind(settings, host) or workers_refusal(settings, workers)
     if refusal is not None:
         print(f"memagent: cannot start: {refusal}", file=sys.stderr)
         return 1
@@ -120,14 +122,20 @@ def _serve(settings: Settings, host: str | None, port: int | None) -> int:
     elif not has_keys:
         print("memagent: no active API key yet: every request will get 401 until you run"
               " `memagent keys create <name>`", file=sys.stderr)
-    uvicorn.run(
-        create_app(settings),
-        host=host,
-        port=port or settings.server.port,
-        log_level=settings.server.log_level,
-        log_config=None,  # its loggers go through memagent's handler: one format, secrets masked
-    )
+    _run_uvicorn(settings, host, port or settings.server.port, workers)
     return 0
+
+
+def _run_uvicorn(settings: Settings, host: str, port: int, workers: int) -> None:
+    import uvicorn
+
+    # log_config=None: uvicorn's loggers go through memagent's handler: one format, secrets masked.
+    if workers == 1:
+        uvicorn.run(create_app(settings), host=host, port=port, log_level=settings.server.log_level, log_config=None)
+        return
+    with shared_metrics_folder():
+        uvicorn.run(WORKER_APP, factory=True, workers=workers, host=host, port=port,
+                    log_level=settings.server.log_level, log_config=None)
 
 
 def _migrate(settings: Settings) -> int:
@@ -237,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"memagent: cannot start: {problem}", file=sys.stderr)
         return 1
     if args.command == "serve":
-        return _serve(settings, args.host, args.port)
+        return _serve(settings, args.host, args.port, args.workers)
     if args.command == "keys":
         return _keys(settings, args)
     if args.command == "mcp":

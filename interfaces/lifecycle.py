@@ -1,4 +1,12 @@
-"""Start-up checks and shutdown of the backends the container built."""
+"""Start-up checks and shutdown of the backends the container built.
+
+Every worker of `memagent serve --workers N` (or every server process) runs all of this, side by
+side, and each step is safe so: the schema is only read (`serve` never migrates PostgreSQL); the
+default agent is created under its primary key and published by compare-and-set, so one worker
+does it and the others find it done; MCP tool servers are each worker's own, and write nothing
+shared; a stale turn is finished only while it is still `running` in the database, so two
+sweepers never end it twice; the prune takes a lock that lets one worker through at a time.
+"""
 
 from __future__ import annotations
 
@@ -37,7 +45,11 @@ async def start_backends(container: Container, settings: Settings) -> None:
 
 async def stop_backends(container: Container) -> None:
     await container.spawner().drain(SHUTDOWN_GRACE)
-    await container.model_calls.record().flush()  # the calls the drained turns made
+    # Turns still waiting for their (lazy) upkeep get it now, within the grace; past it, the summary's
+    # cursor has the next upkeep of the conversation cover them.
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(container.memory.upkeep_scheduler().flush(), SHUTDOWN_GRACE)
+    await container.model_calls.record().flush()  # the calls the drained turns and upkeeps made
     await container.chat_models().aclose()  # the profiles' models; default is chat_model, closed below
     model = container.chat_model()
     close_model = getattr(model, "aclose", None)  # providers with a connection pool have one

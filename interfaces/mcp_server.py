@@ -50,7 +50,8 @@ if TYPE_CHECKING:
     from interfaces.container import Container
     from interfaces.settings import Settings
 
-OwnerOf = Callable[[Mapping[str, str] | None], Awaitable[OwnerId]]
+# The owner a call acts for, and the id of the key it came with (None: no key), whose rate limits count it.
+OwnerOf = Callable[[Mapping[str, str] | None], Awaitable[tuple[OwnerId, str | None]]]
 
 INSTRUCTIONS = (
     "memagent runs chat turns for memory-powered agents. `chat` sends a message (in a new conversation, "
@@ -69,9 +70,12 @@ def build_mcp_server(container: Container, owner_of: OwnerOf) -> MCPServer:
     """A fresh server (the SDK's session manager runs once per instance) over the container's use cases."""
     server = MCPServer("memagent", instructions=INSTRUCTIONS, version="0.1.0", log_level="WARNING")
 
-    async def owner(ctx: Context) -> OwnerId:
+    async def caller(ctx: Context) -> tuple[OwnerId, str | None]:
         with _tool_errors():
             return await owner_of(_headers(ctx))
+
+    async def owner(ctx: Context) -> OwnerId:
+        return (await caller(ctx))[0]
 
     @server.tool()
     async def chat(
@@ -84,10 +88,11 @@ def build_mcp_server(container: Container, owner_of: OwnerOf) -> MCPServer:
             conversation_id: Continue this conversation; omit to start a new one (its id is returned).
             agent_id: The agent that answers (its published config); omit for the default agent.
         """
-        who = await owner(ctx)
+        who, key_id = await caller(ctx)
         request = ChatRequest(
-            owner=who, query=query, conversation_id=ConversationId(conversation_id) if conversation_id else None,
-            agent_id=AppId(agent_id) if agent_id else None, entry=EntryPoint.MCP,
+            owner=who, key_id=key_id, query=query, entry=EntryPoint.MCP,
+            conversation_id=ConversationId(conversation_id) if conversation_id else None,
+            agent_id=AppId(agent_id) if agent_id else None,
         )
         with _tool_errors():
             handle = await container.start_turn()(request)
@@ -235,8 +240,8 @@ def _headers(ctx: Context) -> Mapping[str, str] | None:
 def fixed_owner(owner: OwnerId) -> OwnerOf:
     """stdio: every call acts for one owner."""
 
-    async def owner_of(_: Mapping[str, str] | None) -> OwnerId:
-        return owner
+    async def owner_of(_: Mapping[str, str] | None) -> tuple[OwnerId, str | None]:
+        return owner, None
 
     return owner_of
 
@@ -244,10 +249,10 @@ def fixed_owner(owner: OwnerId) -> OwnerOf:
 def bearer_owner(container: Container) -> OwnerOf:
     """HTTP: the owner of the request's `Authorization: Bearer <key>`, like the HTTP API."""
 
-    async def owner_of(headers: Mapping[str, str] | None) -> OwnerId:
+    async def owner_of(headers: Mapping[str, str] | None) -> tuple[OwnerId, str | None]:
         authorization = headers.get("authorization") if headers is not None else None
         caller = await container.authenticate()(authorization)
-        return caller.account("use the MCP server")
+        return caller.account("use the MCP server"), caller.key_id
 
     return owner_of
 
@@ -288,7 +293,9 @@ def mcp_http_app(server: MCPServer, container: Container, *, loopback_only: bool
         )
     else:
         security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    app = server.streamable_http_app(streamable_http_path="/", transport_security=security)
+    # Stateless: no session lives in one worker, so any of several API workers answers any call (the
+    # tools keep no server-to-client state).
+    app = server.streamable_http_app(streamable_http_path="/", transport_security=security, stateless_http=True)
     return _Authenticated(app, container)
 
 

@@ -10,6 +10,7 @@ from dependency_injector import containers, providers
 
 from application.memory.cached_embedder import CachedEmbedder
 from application.memory.conversation_memory import ConversationMemory
+from application.memory.digest_turns import DigestTurns
 from application.memory.extract_entities import ExtractEntities
 from application.memory.fold_archive import FoldArchive
 from application.memory.index_memory import IndexMemory
@@ -19,18 +20,22 @@ from application.memory.recorded_memory_store import RecordedMemoryStore
 from application.memory.run_upkeep import MemoryUpkeep
 from application.memory.schedule_upkeep import UpkeepScheduler
 from application.memory.short_term_memory import ShortTermMemory
-from application.memory.update_summary import UpdateSummary
+from application.memory.upkeep_rule import UpkeepRule
 from application.memory.user_memory import UserMemory
 from application.memory.user_recall import UserRecall
 from application.ports.metrics import ModelPurpose
+from infrastructure.memory.composed_digester import ComposedDigester
 from infrastructure.memory.extractive_summarizer import ExtractiveSummarizer
 from infrastructure.memory.inprocess_memory_store import InProcessEmbeddingCache, InProcessMemoryStore
+from infrastructure.memory.llm_memory_digester import LLMMemoryDigester
 from infrastructure.memory.llm_memory_models import LLMEntityExtractor, LLMSummarizer
 from infrastructure.memory.redis_embedding_cache import RedisEmbeddingCache
 from infrastructure.memory.redis_memory_store import RedisMemoryStore
 from infrastructure.memory.rule_entity_extractor import RuleBasedEntityExtractor
 from infrastructure.metrics.metered_chat_model import MeteredChatModel
 from infrastructure.models.model_profiles import DEFAULT
+from infrastructure.persistence.recall_matrices import RecallMatrices
+from infrastructure.persistence.sqlalchemy_archive_index import SqlAlchemyArchiveIndex
 from infrastructure.persistence.sqlalchemy_memory_record import SqlAlchemyMemoryRecord
 from infrastructure.persistence.sqlalchemy_recall_index import SqlAlchemyRecallIndex
 from infrastructure.tracing.traced_chat_model import TracedChatModel
@@ -74,7 +79,10 @@ class MemoryContainer(containers.DeclarativeContainer):
         ),
     )
     record = providers.Singleton(SqlAlchemyMemoryRecord, database=database)
-    recall_index = providers.Singleton(SqlAlchemyRecallIndex, database=database)
+    # Stored vectors as matrices in process (one budget): a user's, and a conversation's own archive.
+    matrices = providers.Singleton(RecallMatrices)
+    recall_index = providers.Singleton(SqlAlchemyRecallIndex, database=database, matrices=matrices)
+    archive_index = providers.Singleton(SqlAlchemyArchiveIndex, database=database, matrices=matrices)
     # Every tier with SQL as its record and the cache in front of it.
     memory_store = providers.Singleton(RecordedMemoryStore, cache=cache, record=record)
     embedding_cache = providers.Selector(
@@ -118,32 +126,47 @@ class MemoryContainer(containers.DeclarativeContainer):
         openai=providers.Singleton(LLMEntityExtractor, model=entities_model),
         agentscope=providers.Singleton(LLMEntityExtractor, model=entities_model),
     )
+    # The upkeep's summary and entities: one call with an LLM (counted as a summary call), else the offline pair.
+    digester = providers.Selector(
+        config.llm["provider"],
+        scripted=providers.Singleton(ComposedDigester, summarizer=summarizer, extractor=entity_extractor),
+        openai=providers.Singleton(LLMMemoryDigester, model=summary_model),
+        agentscope=providers.Singleton(LLMMemoryDigester, model=summary_model),
+    )
+    extract_entities = providers.Singleton(
+        ExtractEntities, extractor=entity_extractor, entities=memory_store, policy=policy, facts=record
+    )
     user_recall = providers.Singleton(
         UserRecall, facts=record, index=recall_index, embedder=memory_embedder,
         top_k=config.memory.cross_conversation_top_k,
     )
     recall = providers.Singleton(
         MemoryRecall, memory=memory_store, entities=memory_store, embedder=memory_embedder, tokenizer=tokenizer,
-        policy=policy, user=user_recall,
+        policy=policy, user=user_recall, archive=archive_index,
     )
     upkeep = providers.Singleton(
         MemoryUpkeep,
         ledger=memory_store,
-        extract_entities=providers.Singleton(
-            ExtractEntities, extractor=entity_extractor, entities=memory_store, policy=policy, facts=record
-        ),
-        update_summary=providers.Singleton(
-            UpdateSummary, store=store, ledger=memory_store, summarizer=summarizer, clock=clock, policy=policy,
+        extract_entities=extract_entities,
+        digest_turns=providers.Singleton(
+            DigestTurns, store=store, ledger=memory_store, digester=digester, entities=extract_entities, clock=clock,
+            policy=policy,
         ),
         fold_archive=providers.Singleton(
-            FoldArchive, short_term=short_term, memory=memory_store, summarizer=summarizer, embedder=memory_embedder,
+            FoldArchive, short_term=short_term, memory=memory_store, summarizer=summarizer,
             clock=clock, policy=policy,
         ),
         policy=policy,
         index_memory=providers.Singleton(IndexMemory, store=store, index=recall_index, embedder=memory_embedder),
         tracer=tracer,
     )
-    upkeep_scheduler = providers.Singleton(UpkeepScheduler, upkeep=upkeep, spawner=spawner, clock=clock)
+    upkeep_rule = providers.Singleton(
+        UpkeepRule, every_turns=config.memory.upkeep_every_turns, token_budget=config.memory.upkeep_token_budget,
+        idle_seconds=config.memory.upkeep_idle_seconds,
+    )
+    upkeep_scheduler = providers.Singleton(
+        UpkeepScheduler, upkeep=upkeep, spawner=spawner, clock=clock, rule=upkeep_rule, count=tokenizer.provided.count,
+    )
     conversation_memory = providers.Singleton(
         ConversationMemory, store=store, memory=memory_store, entities=memory_store, ledger=memory_store,
         clock=clock, policy=policy,

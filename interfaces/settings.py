@@ -11,6 +11,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, mo
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from application.errors import ModelError
+from domain.model_calls import MAX_BUDGET_USD
 from domain.rate_limits import MAX_LIMIT
 from infrastructure.models.model_profiles import name_problem, read_key
 from infrastructure.models.provider_config import base_url_problem
@@ -45,6 +46,15 @@ class MemorySettings(BaseModel):
     embedding_cache_size: int = Field(10_000, ge=1, description="vectors the in-process cache keeps")
     upkeep_lease: float = Field(300.0, gt=0, description="seconds an upkeep holds a conversation's lock at most")
     upkeep_wait: float = Field(300.0, ge=0, description="seconds an upkeep waits for that lock")
+    upkeep_every_turns: int = Field(
+        6, ge=1, description="finished turns of a conversation one upkeep waits for (1: after every turn)"
+    )
+    upkeep_token_budget: int = Field(
+        1500, ge=0, description="tokens of the waiting turns that make their upkeep due (0: half the window's)"
+    )
+    upkeep_idle_seconds: float = Field(
+        5.0, ge=0, description="seconds of silence after which a conversation's waiting turns are upkept"
+    )
 
     @model_validator(mode="after")
     def _batch_within_threshold(self) -> MemorySettings:
@@ -337,8 +347,10 @@ class BudgetsSettings(BaseModel):
     at `warn_at` of a budget, and is refused (402 `budget_exceeded`) once a budget is spent. A sum is
     reused `cache_ttl` seconds: how late a crossed budget may be noticed."""
 
-    account_daily_usd: float | None = Field(None, ge=0, description="USD per account per UTC day")
-    account_monthly_usd: float | None = Field(None, ge=0, description="USD per account per UTC month")
+    account_daily_usd: float | None = Field(
+        None, ge=0, le=MAX_BUDGET_USD, allow_inf_nan=False, description="USD per account per UTC day")
+    account_monthly_usd: float | None = Field(
+        None, ge=0, le=MAX_BUDGET_USD, allow_inf_nan=False, description="USD per account per UTC month")
     warn_at: float = Field(0.8, gt=0, le=1, description="the share of a budget that counts a warning")
     cache_ttl: float = Field(5.0, ge=0, description="seconds a budget's spend sum is reused")
 

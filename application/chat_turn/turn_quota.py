@@ -88,7 +88,9 @@ class TurnQuota:
         key = request.key_id or f"account:{request.owner}"
         quotas = tuple(quota for quota in (
             Quota(LimitScope.KEY, key, self._defaults.key),
-            Quota(LimitScope.AGENT, agent, limits.over(self._defaults.agent)),
+            # Per owner: the default agent is the platform's, shared by every account, and one
+            # account's turns must not use up another's.
+            Quota(LimitScope.AGENT, f"{request.owner}:{agent}", limits.over(self._defaults.agent)),
         ) if quota.limits.limited)
         if not quotas:  # no limit set: no store is asked
             return NO_LIMITS

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from domain.agent import AgentConfig
     from domain.conversation import Message
     from domain.entity_extraction import ExtractedEntity
+    from domain.ids import ConversationId
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +42,17 @@ class ExtractEntities:
         self._facts = facts
 
     async def __call__(self, finished: Message, config: AgentConfig) -> int:
-        """Extract the exchange's entities and merge them into memory; how many were kept."""
-        payload = await self._extractor.extract(Exchange.of(finished))
+        """Extract the exchange's entities and merge them into memory (the inline extraction of one
+        turn); how many were kept."""
+        return await self.record(finished, await self._extractor.extract(Exchange.of(finished)), config)
+
+    async def known(self, conversation_id: ConversationId) -> tuple[tuple[str, str], ...]:
+        """The conversation's current entities as (type, value), for an upkeep to read."""
+        sheet = await self._entities.entity_sheet(conversation_id)
+        return tuple((e.type, e.value) for e in sheet.for_prompt(self._policy.entity_min_confidence))
+
+    async def record(self, finished: Message, payload: object, config: AgentConfig) -> int:
+        """Merge the raw extraction of one turn into memory; how many were kept."""
         extraction = without_junk(read_extraction(payload), finished.query)
         for problem in extraction.problems:
             log.warning("entity extraction of message %s: dropped: %s", finished.id, problem)

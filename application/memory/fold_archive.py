@@ -11,13 +11,11 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from application.best_effort import best_effort
 from domain.memory import MemoryPolicy, exchanges_of
 from domain.memory_archive import ArchiveEntry, due_for_archive
 
 if TYPE_CHECKING:
     from application.memory.short_term_memory import ShortTermMemory
-    from application.ports.embedder import Embedder
     from application.ports.memory_models import Summarizer
     from application.ports.memory_store import MemoryStore
     from application.ports.runtime import Clock
@@ -35,14 +33,12 @@ class FoldArchive:
         short_term: ShortTermMemory,
         memory: MemoryStore,
         summarizer: Summarizer,
-        embedder: Embedder,
         clock: Clock,
         policy: MemoryPolicy,
     ) -> None:
         self._short_term = short_term
         self._memory = memory
         self._summarizer = summarizer
-        self._embedder = embedder
         self._clock = clock
         self._policy = policy
 
@@ -64,8 +60,5 @@ class FoldArchive:
             if not await self._memory.fold_into_archive(conversation_id, entry):
                 log.info("conversation %s: another worker folded these turns first", conversation_id)
                 break
-            added.append(entry)
-            if entry.summary:  # embedded now, so that recall finds its vector in the cache (a model's)
-                embedding = self._embedder.embed([entry.summary])
-                await best_effort(embedding, None, f"archive embedding of {conversation_id}")
+            added.append(entry)  # embedded once, by the recall index's upkeep (IndexMemory)
         return added

@@ -3,7 +3,8 @@
 The short-term window comes from `short_term_memory`. Long-term and entity memory fill the system
 prompt in priority order (entities, summary, archive entries by similarity to the query)
 within `MemoryPolicy.recall_max_tokens`; the `long_term_memory_recall` event says what was
-recalled and why.
+recalled and why. The archive is ranked by the vectors stored with its entries (`ArchiveIndex`):
+a turn embeds its query, and only entries not indexed yet besides.
 """
 
 from __future__ import annotations
@@ -17,16 +18,20 @@ from typing import TYPE_CHECKING, Any, Protocol
 from application.best_effort import best_effort
 from application.errors import ApplicationError
 from application.memory.recall_report import RecallFound, recall_report
+from application.memory.stored_archive import StoredArchive
 from application.memory.user_recall import UserRecalled
 from domain.memory import MemoryPolicy
-from domain.memory_archive import ArchiveEntry, RankedEntry, newest_entries, rank_archive
+from domain.memory_archive import RankedEntry, rank_archive
 from domain.memory_entities import EntitySheet
 from domain.memory_recall import earlier_line, select_recall
 from domain.prompt import PromptMemory
 from domain.user_memory import facts_for_prompt
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from application.memory.user_recall import UserRecall
+    from application.ports.archive_index import ArchiveIndex, ArchiveRanking
     from application.ports.embedder import Embedder
     from application.ports.memory_store import EntityMemory, MemoryStore
     from application.ports.runtime import Tokenizer
@@ -71,7 +76,8 @@ class MemoryRecall(LongTermRecall):
     """The long-term and entity tiers at recall time, and the user's memory (`UserRecall`) when given.
 
     A memory backend or embedder that fails costs its tier, never the turn: the report names
-    the problem and recall goes on without it (archive entries fall back to the newest).
+    the problem and recall goes on without it (archive entries fall back to the newest). Without
+    an `archive` index, the memory store's entries are embedded at every turn (`StoredArchive`).
     """
 
     def __init__(
@@ -82,8 +88,9 @@ class MemoryRecall(LongTermRecall):
         tokenizer: Tokenizer,
         policy: MemoryPolicy | None = None,
         user: UserRecall | None = None,
+        archive: ArchiveIndex | None = None,
     ) -> None:
-        self._memory = memory
+        self._archive = archive or StoredArchive(memory)
         self._entities = entities
         self._embedder = embedder
         self._tokenizer = tokenizer
@@ -99,21 +106,21 @@ class MemoryRecall(LongTermRecall):
             sheet_read = reads.create_task(
                 best_effort(self._entities.entity_sheet(conversation.id), EntitySheet(), "recall of entities")
             )
-            archive = best_effort(self._archive(conversation.id), list[ArchiveEntry](), "recall of the archive")
+            archive = best_effort(self._ranked(conversation.id, query), ArchivedRecall(), "recall of the archive")
             archive_read = reads.create_task(archive)
             user_read = reads.create_task(self._recall_user(conversation, config, query))
-        (sheet, sheet_problem), (stored, archive_problem) = sheet_read.result(), archive_read.result()
+        (sheet, sheet_problem), (archived, archive_problem) = sheet_read.result(), archive_read.result()
         user = user_read.result()
         # In a fixed order, whichever read ended first.
         problems.extend(f"{tier}: {why}" for tier, why in (("entities", sheet_problem), ("archive", archive_problem))
                         if why is not None)
         problems.extend(user.problems)
-        entries = [e for e in stored if e.summary.strip()]  # a batch of small talk folds to nothing
-        ranked, ranking = await self._rank(entries, query, problems)
+        problems.extend(archived.problems)
         floor = policy.entity_min_confidence
         # `summary_enabled` governs the upkeep; a summary already there (say, from before) is recalled.
         selection = select_recall(
-            facts_for_prompt(sheet.for_prompt(floor), user.facts.for_prompt(floor)), conversation.summary, ranked,
+            facts_for_prompt(sheet.for_prompt(floor), user.facts.for_prompt(floor)), conversation.summary,
+            archived.ranked,
             policy.recall_max_tokens, self._tokenizer.count, user.earlier,
         )
         memory = PromptMemory(
@@ -122,7 +129,7 @@ class MemoryRecall(LongTermRecall):
             entities=selection.entities,
             earlier=tuple(earlier_line(s) for s in selection.earlier),
         )
-        found = RecallFound(sheet, selection, len(entries), ranking, problems, user, self._embedder.name)
+        found = RecallFound(sheet, selection, archived.entries, archived.ranking, problems, user, self._embedder.name)
         return Recall(memory, recall_report(found, len(window), config, policy))
 
     async def _recall_user(self, conversation: Conversation, config: AgentConfig, query: str) -> UserRecalled:
@@ -130,21 +137,50 @@ class MemoryRecall(LongTermRecall):
             return UserRecalled()
         return await self._user.recall(conversation, config, query)
 
-    async def _archive(self, conversation_id: ConversationId) -> list[ArchiveEntry]:
-        return await self._memory.archive(conversation_id) if self._policy.archive_top_k else []
-
-    async def _rank(
-        self, entries: list[ArchiveEntry], query: str, problems: list[str]
-    ) -> tuple[list[RankedEntry], str]:
+    async def _ranked(self, conversation_id: ConversationId, query: str) -> ArchivedRecall:
+        """The best `archive_top_k` entries by cosine: the query embedded, ranked against the stored
+        vectors, and entries not indexed yet embedded and scored here."""
         top_k = self._policy.archive_top_k
-        if not entries:
-            return [], "no archive entries"
+        if not top_k:
+            return ArchivedRecall()
         try:
-            vectors = await self._embedder.embed([query, *(e.summary for e in entries)])
-            ranked = rank_archive(entries, vectors[1:], vectors[0], top_k)
+            [wanted] = await self._embedder.embed([query])
         except (ApplicationError, ValueError) as failure:  # ValueError: DomainError, or vectors of odd shapes
-            reason = failure.message if isinstance(failure, ApplicationError) else str(failure)
-            log.warning("archive recall: similarity unavailable, newest entries used: %s", reason)
-            problems.append(f"archive: similarity unavailable ({reason}); the newest entries were used")
-            return newest_entries(entries, top_k), "newest first (similarity unavailable)"
-        return ranked, f"top {top_k} by cosine similarity to the query ({self._embedder.name})"
+            return await self._newest(conversation_id, failure)
+        found = await self._archive.ranked_archive(conversation_id, self._embedder.name, wanted, top_k)
+        ranked = list(found.ranked)
+        if found.unembedded:
+            try:
+                vectors = await self._embedder.embed([e.summary for e in found.unembedded])
+                ranked = _merged(ranked, rank_archive(found.unembedded, vectors, wanted, top_k), top_k)
+            except (ApplicationError, ValueError) as failure:
+                return await self._newest(conversation_id, failure)
+        return ArchivedRecall(ranked, found.entries, self._ranking(found))
+
+    def _ranking(self, found: ArchiveRanking) -> str:
+        if not found.entries:
+            return "no archive entries"
+        return f"top {self._policy.archive_top_k} by cosine similarity to the query ({self._embedder.name})"
+
+    async def _newest(self, conversation_id: ConversationId, failure: Exception) -> ArchivedRecall:
+        reason = failure.message if isinstance(failure, ApplicationError) else str(failure)
+        log.warning("archive recall: similarity unavailable, newest entries used: %s", reason)
+        found = await self._archive.newest_archive(conversation_id, self._policy.archive_top_k)
+        if not found.entries:
+            return ArchivedRecall(ranking="no archive entries")
+        problem = f"archive: similarity unavailable ({reason}); the newest entries were used"
+        return ArchivedRecall(list(found.ranked), found.entries, "newest first (similarity unavailable)", (problem,))
+
+
+@dataclass(frozen=True, slots=True)
+class ArchivedRecall:
+    ranked: list[RankedEntry] = field(default_factory=list)
+    entries: int = 0
+    ranking: str = "no archive entries"
+    problems: tuple[str, ...] = ()
+
+
+def _merged(ranked: Sequence[RankedEntry], more: Sequence[RankedEntry], top_k: int) -> list[RankedEntry]:
+    """Two rankings as one: by score, ties to the newer entry, as `rank_archive` orders them."""
+    return sorted([*ranked, *more], key=lambda r: (-(r.score or 0.0), -r.entry.created_at.timestamp(),
+                                                  r.entry.id))[:top_k]

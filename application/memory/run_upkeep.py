@@ -1,9 +1,12 @@
-"""Memory upkeep of finished turns (docs/ARCHITECTURE.md §3 step 7): entities, the rolling summary,
-archive compaction, under one lock per conversation.
+"""Memory upkeep of finished turns (docs/ARCHITECTURE.md §3 step 7): the digest (the rolling
+summary and the entities, one model call with an LLM), archive compaction and the recall index,
+under one lock per conversation.
 
-The jobs are their own use cases (`extract_entities`, `update_summary`, `fold_archive`); when
-they run is `schedule_upkeep`'s business. Each job fails alone (`best_effort`), logged, and never
-fails the turn: the summary's cursor and the fold's compare-and-set make a later run catch up.
+The jobs are their own use cases (`digest_turns`, `fold_archive`, `index_memory`); when they run
+is `schedule_upkeep`'s business. The digest comes first, so a fold never takes turns out of the
+short-term store before the summary covers them. Each job fails alone (`best_effort`), logged,
+and never fails the turn: the digest's cursor and the fold's compare-and-set make a later run
+catch up. The inline entity extraction of one turn (`extract_inline`) is `extract_entities`'.
 
 One upkeep at a time per conversation (`UpkeepLedger.exclusive`), across processes when the
 backend is shared.
@@ -23,10 +26,10 @@ from domain.memory_summary import SUMMARY_CATCH_UP
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Sequence
 
+    from application.memory.digest_turns import DigestTurns
     from application.memory.extract_entities import ExtractEntities
     from application.memory.fold_archive import FoldArchive
     from application.memory.index_memory import IndexMemory
-    from application.memory.update_summary import UpdateSummary
     from application.ports.memory_store import UpkeepLedger
     from domain.agent import AgentConfig
     from domain.conversation import Message
@@ -53,7 +56,7 @@ class MemoryUpkeep:
         self,
         ledger: UpkeepLedger,
         extract_entities: ExtractEntities,
-        update_summary: UpdateSummary,
+        digest_turns: DigestTurns,
         fold_archive: FoldArchive,
         policy: MemoryPolicy,
         index_memory: IndexMemory | None = None,
@@ -61,7 +64,7 @@ class MemoryUpkeep:
     ) -> None:
         self._ledger = ledger
         self._extract = extract_entities
-        self._summarize = update_summary
+        self._digest = digest_turns
         self._fold = fold_archive
         self._policy = policy
         self._index = index_memory
@@ -97,17 +100,11 @@ class MemoryUpkeep:
     async def _jobs(self, config: AgentConfig, turns: Sequence[Message]) -> None:
         conversation_id = turns[-1].conversation_id
         state = await self._ledger.upkeep_state(conversation_id)
-        if config.entities_enabled and not self._policy.inline_entities:
-            for finished in turns:
-                if state.forgotten_at is None or finished.created_at > state.forgotten_at:
-                    what = f"{_UPKEEP} (entity extraction) of {conversation_id}"
-                    await self._job(SpanName.UPKEEP_ENTITIES, conversation_id, self._extract(finished, config), what)
-        if config.summary_enabled:
-            # Enough recent turns to find the cursor before the oldest of this batch.
-            catch_up = max(SUMMARY_CATCH_UP, len(turns) + 1)
-            summary = self._summarize(turns[-1], state, catch_up)
-            what = f"{_UPKEEP} (summary) of {conversation_id}"
-            await self._job(SpanName.UPKEEP_SUMMARY, conversation_id, summary, what)
+        # Enough recent turns to find the cursor before the oldest of this batch.
+        catch_up = max(SUMMARY_CATCH_UP, len(turns) + 1)
+        digest = self._digest(config, turns[-1], state, catch_up)
+        what = f"{_UPKEEP} (summary and entities) of {conversation_id}"
+        await self._job(SpanName.UPKEEP_SUMMARY, conversation_id, digest, what)
         fold = self._fold(config, conversation_id)
         what = f"{_UPKEEP} (archive compaction) of {conversation_id}"
         await self._job(SpanName.UPKEEP_ARCHIVE, conversation_id, fold, what)

@@ -11,6 +11,7 @@ or fails for the ledger. `flush` waits for the queue to be written (a shutdown, 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 from typing import TYPE_CHECKING
 
@@ -52,7 +53,10 @@ class RecordModelCalls:
         self._queued.append(call)
         if self._writer is None:
             try:
-                self._writer = asyncio.get_running_loop().create_task(self._write_all(), name="model-call-ledger")
+                # A context of its own: the writer serves every turn, not the one that happened to start it
+                # (its log lines and spans must not carry that turn's ids).
+                self._writer = asyncio.get_running_loop().create_task(
+                    self._write_all(), name="model-call-ledger", context=contextvars.Context())
             except RuntimeError:  # no event loop: nothing can write it any more
                 log.error("model call %s of %s was not recorded: no event loop", call.id, purpose)
                 self._queued.clear()

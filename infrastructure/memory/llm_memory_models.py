@@ -79,8 +79,9 @@ EXTRACTION_SPEC = ToolSpec(
         "additionalProperties": False,
     },
 )
-EXTRACTION_INSTRUCTIONS = (
-    "Extract what the user's latest message states about the user or their request: name, dates, places, "
+# What to extract and how, shared by the one-turn extraction and the upkeep's digest (llm_memory_digester).
+ENTITY_RULES = (
+    "name, dates, places, "
     "contact details, preferences, plans and unfinished tasks. Use short snake_case types (name, date, "
     "city, email, favourite_colour, task…) and reuse a type when the user changes its value (\"make it the "
     "day after tomorrow\" is a new `date`). Resolve relative dates against {today} when you can, keeping "
@@ -94,6 +95,9 @@ EXTRACTION_INSTRUCTIONS = (
     "user stated the value outright in their own words (\"my name is Ada\"), false when you inferred it "
     "(a name from a signature, a city from the weather they ask about). "
 )
+EXTRACTION_INSTRUCTIONS = (
+    "Extract what the user's latest message states about the user or their request: " + ENTITY_RULES
+)
 TOOL_ASK = f"Call the `{EXTRACTION_TOOL}` tool exactly once, with an empty list when there is nothing."
 JSON_ASK = (
     'Answer with only a JSON object: {"intent": "...", "entities": [{"type": "...", "value": "...", '
@@ -103,11 +107,11 @@ JSON_ASK = (
 _FENCE = re.compile(r"```(?:json)?\s*+(.*?)```", re.DOTALL)
 
 
-def _exchanges(exchanges: Sequence[Exchange]) -> str:
+def exchanges_text(exchanges: Sequence[Exchange]) -> str:
     return "\n".join(f"User: {e.query}\nAssistant: {e.answer}" for e in exchanges)
 
 
-async def _complete(model: ChatModel, messages: Sequence[Msg], tools: Sequence[ToolSpec]) -> tuple[str, list[ToolCall]]:
+async def complete(model: ChatModel, messages: Sequence[Msg], tools: Sequence[ToolSpec]) -> tuple[str, list[ToolCall]]:
     text, calls = [], list[ToolCall]()
     async for chunk in model.stream(messages, tools):
         text.append(chunk.text)
@@ -123,17 +127,18 @@ class LLMSummarizer(Summarizer):
         self._model = model
 
     async def update(self, summary: str, exchanges: Sequence[Exchange], limit: SummaryLimit) -> str:
-        ask = f"Current summary:\n{summary.strip() or '(none yet)'}\n\nNew exchanges:\n{_exchanges(exchanges)}"
+        ask = f"Current summary:\n{summary.strip() or '(none yet)'}\n\nNew exchanges:\n{exchanges_text(exchanges)}"
         return await self._ask(SUMMARY_INSTRUCTIONS.format(limit=limit.describe()), ask, exchanges)
 
     async def condense(self, exchanges: Sequence[Exchange], limit: SummaryLimit) -> str:
-        return await self._ask(ARCHIVE_INSTRUCTIONS.format(limit=limit.describe()), _exchanges(exchanges), exchanges)
+        instructions = ARCHIVE_INSTRUCTIONS.format(limit=limit.describe())
+        return await self._ask(instructions, exchanges_text(exchanges), exchanges)
 
     async def _ask(self, instructions: str, ask: str, exchanges: Sequence[Exchange]) -> str:
         at = exchanges[-1].at
         messages = [text_msg("summary:system", Role.SYSTEM, instructions, at),
                     text_msg("summary:user", Role.USER, ask, at)]
-        text, _ = await _complete(self._model, messages, [])
+        text, _ = await complete(self._model, messages, [])
         return text
 
 
@@ -148,9 +153,14 @@ class LLMEntityExtractor(EntityExtractor):
         ask = f"The user's message:\n{exchange.query}\n\nThe assistant's reply (context only):\n{exchange.answer}"
         messages = [text_msg("entities:system", Role.SYSTEM, instructions, exchange.at),
                     text_msg("entities:user", Role.USER, ask, exchange.at)]
-        text, calls = await _complete(self._model, messages, [EXTRACTION_SPEC] if native else [])
-        for call in calls:
-            if call.name == EXTRACTION_TOOL:
-                return dict(call.arguments)
-        fenced = _FENCE.search(text)
-        return fenced.group(1).strip() if fenced else text
+        text, calls = await complete(self._model, messages, [EXTRACTION_SPEC] if native else [])
+        return tool_reply(EXTRACTION_TOOL, text, calls)
+
+
+def tool_reply(tool: str, text: str, calls: Sequence[ToolCall]) -> object:
+    """The arguments of the reply's call of `tool`, else its text (the JSON inside a fence, if any): raw."""
+    for call in calls:
+        if call.name == tool:
+            return dict(call.arguments)
+    fenced = _FENCE.search(text)
+    return fenced.group(1).strip() if fenced else text

@@ -18,6 +18,7 @@ from sqlalchemy import and_, delete, exists, func, literal_column, not_, select,
 from application.ports.pruning import MessageRef, PruneStore
 from domain.ids import ConversationId, MessageId, TaskId
 from domain.retention import PruneCounts
+from infrastructure.persistence.memory_rows import MemoryEntityRow
 from infrastructure.persistence.model_call_rows import ModelCallRow
 from infrastructure.persistence.rows import ConversationRow, MessageAgentThoughtRow, MessageRow, utc
 
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from domain.retention import Cutoffs
     from infrastructure.persistence.database import Database
 
-C, M, T, K = ConversationRow, MessageRow, MessageAgentThoughtRow, ModelCallRow
+C, M, T, K, E = ConversationRow, MessageRow, MessageAgentThoughtRow, ModelCallRow, MemoryEntityRow
 EMPTY: ColumnClause[str] = literal_column("''")
 
 
@@ -85,6 +86,9 @@ class SqlAlchemyPruneStore(PruneStore):
         return await self._removed("remove a deleted conversation's messages", delete(M).where(M.id.in_(message_ids)))
 
     async def delete_conversation(self, conversation_id: ConversationId, deleted_before: datetime) -> bool:
+        # The user's facts learnt there stay theirs, but point no longer at what is gone.
+        await self._removed("unlink facts from a removed conversation", update(E).where(
+            E.source_conversation_id == conversation_id).values(source_conversation_id="", source_message_id=""))
         statement = delete(C).where(
             C.id == conversation_id, _deleted_before(deleted_before), ~exists().where(M.conversation_id == C.id)
         )

@@ -1,9 +1,10 @@
 """The recall index in SQL: archive entries and summaries of a user's conversations, with their
 vectors, ranked by cosine similarity (numpy).
 
-Recall (`for_recall`) reads the version of the user's shared items (one index-only query on
-`ix_memory_items_recall`), ranks them with the user's matrix kept in process
-(`recall_matrices.py`; read again only when the version changed), and reads text and sources of the
+Recall (`for_recall`) reads the version of the user's shared items but those of the turn's own
+conversation (one query on `ix_memory_items_recall`), ranks them with the matrix kept in process for
+that user and conversation (`recall_matrices.py`; read again only when the version changed, which
+the turn's own conversation, upkept at every turn, does not change), and reads text and sources of the
 best few only, joined to their conversations so that a deleted one is left out. A search of the
 memory API (`for_recall=False`) reads all of the user's items with that join and ranks them once.
 tests/bench/user_memory.py measures both.
@@ -136,16 +137,18 @@ class SqlAlchemyRecallIndex(RecallIndex):
                  I.model == model]
         if holder.agent_id is not None:
             where.append(I.agent_id == holder.agent_id)
-        key = (holder, shared, model, wanted.size)
+        if exclude is not None:  # the turn's own conversation changes at every turn: kept out of the version
+            where.append(I.conversation_id != exclude)
+        key = (holder, shared, model, wanted.size, exclude)
         async with self._db.transaction("recall across conversations") as session:
             version = tuple((await session.execute(select(func.count(), func.max(I.changed_at)).where(*where))).one())
-            matrix = self._matrices.get(key, version)
+            matrix = self._matrices.get(key, version, Matrix)
             if matrix is None:
                 found = (await session.execute(select(I.id, I.conversation_id, I.vector).where(*where))).all()
                 matrix = Matrix.of(version, found, wanted.size)
                 self._matrices.put(key, matrix)
             # A few more than asked: a conversation deleted since (its items not erased yet) drops out below.
-            best = matrix.best(wanted, exclude, top_k * 2 + 2)
+            best = matrix.best(wanted, None, top_k * 2 + 2)
             if not best:
                 return []
             c = ConversationRow

@@ -19,6 +19,12 @@ Prints JSON:
   was in that prompt as well;
 - `memory`: archive entries, entities and the summary's length at the end; `seconds`.
 
+`--llm` adds `llm_upkeep`: the same script with an LLM, the OpenAI-protocol test server answering
+from the offline models (tests/bench/upkeep_accounting.py), before (an upkeep after every turn, a
+summary call and an entity call) and after (lazy upkeep, one digest call), in the same run: calls
+and prompt tokens by purpose, upkeep calls per turn, upkeep prompt tokens over the chat's, recall;
+targets <= 0.5 upkeep calls per turn, <= 25% of the chat's prompt tokens, >= 90% recall.
+
 Targets at the last checkpoint: >= 90% fewer prompt tokens than full history, and >= 90% of the
 planted facts recalled with their latest value. Everything but `seconds` is deterministic.
 """
@@ -36,15 +42,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dependency_injector import providers
+
 from application.chat_turn.aggregate_turn import aggregate
 from application.chat_turn.turn import ChatRequest
 from domain.conversation import MessageStatus
 from domain.ids import ConversationId, MessageId, OwnerId
 from domain.prompt import ARCHIVE_HEADER, ENTITIES_HEADER, PLATFORM_RULES, SUMMARY_HEADER
+from infrastructure.memory.composed_digester import ComposedDigester
 from interfaces.app import build_container
 from interfaces.container import Container
 from interfaces.lifecycle import start_backends, stop_backends
 from interfaces.settings import Settings
+from tests.bench.upkeep_accounting import OfflineMemoryModel, bill
+from tests.llm_server import ScriptedLLMServer
 
 OWNER = OwnerId("local")
 
@@ -233,23 +244,59 @@ async def play(
     }
 
 
-async def main(quick: bool) -> dict[str, Any]:
+def bench_settings(folder: str, **overrides: Any) -> Settings:
+    return Settings(
+        database={"url": f"sqlite+aiosqlite:///{Path(folder) / 'bench.db'}"}, agent={"tools": []},
+        embeddings={"backend": "lexical"}, **{"llm": {"provider": "scripted"}, "memory": {"backend": "inprocess"},
+                                               **overrides},
+    )
+
+
+async def run(settings: Settings, queries: list[str], asks: dict[int, Fact], checkpoints: list[int],
+              two_calls: bool = False) -> dict[str, Any]:
+    container = build_container(settings)
+    if two_calls:  # today's upkeep before issue 21: a summary call and an entity call per turn
+        memory = container.memory
+        memory.digester.override(providers.Singleton(
+            ComposedDigester, summarizer=memory.summarizer, extractor=memory.entity_extractor))
+    await start_backends(container, settings)
+    try:
+        return await play(container, settings, queries, asks, checkpoints)
+    finally:
+        await stop_backends(container)
+
+
+async def llm_upkeep(turns: int, queries: list[str], asks: dict[int, Fact], checkpoints: list[int]) -> dict[str, Any]:
+    """Upkeep's bill with an LLM (the OpenAI-protocol test server, answering from the offline models):
+    before (an upkeep after every turn, two calls) and after (lazy upkeep, one call), in the same run."""
+    report: dict[str, Any] = {}
+    with ScriptedLLMServer() as server:
+        for mode, memory in (("before", {"upkeep_every_turns": 1, "upkeep_idle_seconds": 0}), ("after", {})):
+            server.reset()
+            server.enqueue(*[OfflineMemoryModel()] * (turns * 6))
+            llm = {"provider": "openai", "base_url": server.base_url, "api_key": "sk-bench", "max_retries": 0}
+            with tempfile.TemporaryDirectory() as folder:
+                settings = bench_settings(folder, llm=llm, memory={"backend": "inprocess", **memory})
+                played = await run(settings, queries, asks, checkpoints, two_calls=mode == "before")
+            count = build_container(settings).tokenizer().count
+            report[mode] = {**bill(server.chat_requests, count, turns), "recall_share": played["recall"]["share"],
+                            "missed": played["recall"]["missed"]}
+    after = report["after"]
+    report["targets"] = {
+        "upkeep_calls_per_turn_at_most_0.5": after["upkeep_calls_per_turn"] <= 0.5,
+        "upkeep_tokens_at_most_0.25_of_chat": after["upkeep_tokens_over_chat_tokens"] <= 0.25,
+        "recall_share_at_least_0.9": after["recall_share"] >= 0.9,
+    }
+    return report
+
+
+async def main(quick: bool, llm: bool) -> dict[str, Any]:
     turns, facts = (90, FACTS[:10]) if quick else (300, FACTS)
     checkpoints = [15, 45, 90] if quick else [50, 150, 300]
     queries, asks = script(turns, facts)
     began = time.perf_counter()
     with tempfile.TemporaryDirectory() as folder:
-        settings = Settings(
-            database={"url": f"sqlite+aiosqlite:///{Path(folder) / 'bench.db'}"},
-            agent={"tools": []}, llm={"provider": "scripted"}, memory={"backend": "inprocess"},
-            embeddings={"backend": "lexical"},
-        )
-        container = build_container(settings)
-        await start_backends(container, settings)
-        try:
-            report = await play(container, settings, queries, asks, checkpoints)
-        finally:
-            await stop_backends(container)
+        report = await run(bench_settings(folder), queries, asks, checkpoints)
     last = report["prompt_tokens"][f"turn_{checkpoints[-1]}"]
     return {
         "mode": "quick" if quick else "full",
@@ -261,6 +308,7 @@ async def main(quick: bool) -> dict[str, Any]:
             f"prompt_saving_at_turn_{checkpoints[-1]}_at_least_0.9": last["saving"] >= 0.9,
             "recall_share_at_least_0.9": report["recall"]["share"] >= 0.9,
         },
+        **({"llm_upkeep": await llm_upkeep(turns, queries, asks, checkpoints)} if llm else {}),
         "seconds": round(time.perf_counter() - began, 2),
     }
 
@@ -268,6 +316,7 @@ async def main(quick: bool) -> dict[str, Any]:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="90 turns and 10 facts (CI)")
+    parser.add_argument("--llm", action="store_true", help="also upkeep's bill with an LLM, before and after")
     args = parser.parse_args()
-    print(json.dumps(asyncio.run(main(args.quick)), indent=2))
+    print(json.dumps(asyncio.run(main(args.quick, args.llm)), indent=2))
     sys.exit(0)

@@ -34,7 +34,7 @@ from typing import Any
 
 import httpx
 
-from tests.bench.sse_load import cpu_seconds
+from tests.bench.sse_probe import cpu_seconds
 from tests.service import Service, running_service
 
 TARGET_ADDED = 0.10

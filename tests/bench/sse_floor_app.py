@@ -20,22 +20,20 @@ from __future__ import annotations
 import argparse
 import json
 import secrets
-import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
-import httpx
 import uvicorn
 from fastapi import FastAPI
 from fastapi.sse import EventSourceResponse, format_sse_event
 from openai import AsyncOpenAI, DefaultAioHttpClient
 from pydantic import BaseModel
 
-from tests.service import ROOT, Service, free_port
+from tests.bench.processes import running_server
+from tests.service import Service
 
 
 class ChatBody(BaseModel):
@@ -99,32 +97,9 @@ async def relay(model: AsyncOpenAI, query: str) -> AsyncIterator[bytes]:
 @contextmanager
 def running_floor(model_url: str, log_dir: Path) -> Iterator[Service]:
     """The floor app in a process of its own (like `memagent serve`), until the block ends."""
-    port = free_port()
-    log_path = log_dir / f"floor-{port}.log"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "tests.bench.sse_floor_app", "--port", str(port), "--model-url", model_url],
-            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-        )
-    service = Service(process, f"http://127.0.0.1:{port}", log_path)
-    try:
-        _wait_ready(service)
+    command = [sys.executable, "-m", "tests.bench.sse_floor_app", "--model-url", model_url, "--port"]
+    with running_server(command, log_dir) as service:
         yield service
-    finally:
-        service.stop()
-
-
-def _wait_ready(service: Service, limit: float = 30.0) -> None:
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        if service.process.poll() is not None:
-            raise RuntimeError(f"the floor app exited with {service.process.returncode}:\n{service.log()}")
-        try:
-            if httpx.get(f"{service.base_url}/healthz", timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    raise RuntimeError(f"the floor app did not become ready:\n{service.log()}")
 
 
 def main(argv: list[str] | None = None) -> Any:

@@ -1,7 +1,7 @@
 """Streamed turns under load: one `memagent serve` worker on PostgreSQL + Redis, N concurrent
 clients, beside a floor measured at the same N in the same run.
 
-    python -m tests.bench.sse_load [--quick] [--levels 50,200] [--chunks 50] [--interval 0.02]
+    python -m tests.bench.sse_load [--quick] [--levels 50,200] [--chunks 50] [--interval 0.02] [--workers 2]
 
 The model is the OpenAI-protocol test server (tests/llm_server.py, run by tests/bench/sse_model.py
 in a process of its own) streaming `--chunks` chunks `--interval` s apart for every chat turn;
@@ -23,6 +23,11 @@ from /proc, from the level's start until the server is idle again, so memagent's
 the last frame counts), its RSS; then `vs_floor`: memagent's figures over the floor's and the
 targets (p99 ≤ 2× the floor, every turn complete, no error).
 
+Then (`--workers`, default 2; none with --quick) the largest N once more on `memagent serve --workers
+W` on the same database and Redis (`multi_worker`): every turn complete and no error are its
+targets, its p99 is reported, and its CPU and RSS are those of uvicorn's supervisor and workers
+together. There is no separate job worker: memagent has none yet, so upkeep runs in the API workers.
+
 The added delay of chunk k is (client arrival of the agent_message frame carrying it) − (when the model
 server sent chunk k). Both are CLOCK_MONOTONIC readings (Python's time.monotonic) of two
 processes on one machine, so they compare directly; the model server records its send times
@@ -40,6 +45,7 @@ import itertools
 import json
 import os
 import secrets
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -48,6 +54,7 @@ from typing import Any
 import redis.asyncio as aioredis
 
 from infrastructure.persistence.migrate import run_migrations
+from tests.bench.processes import process_tree, running_server
 from tests.bench.sse_floor_app import running_floor
 from tests.bench.sse_model import ModelServer, start_model_server
 from tests.bench.sse_probe import (
@@ -59,9 +66,9 @@ from tests.bench.sse_probe import (
     sample_loop_lag,
     sample_rss,
     settle,
-    vm_rss_mb,
+    total_cpu_seconds,
+    total_rss_mb,
 )
-from tests.bench.sse_probe import cpu_seconds as cpu_seconds  # re-exported: tests/bench/openai_compat.py
 from tests.bench.turn_overhead import drop_pg_database, pg_database
 from tests.service import Service, running_service
 
@@ -72,14 +79,15 @@ LEVEL_IDS = itertools.count(1)  # each level's turns have tags of their own: tur
 
 async def run_level(service: Service, model: ModelServer, n: int, chunks: int, interval: float) -> dict[str, Any]:
     level, pid = next(LEVEL_IDS), service.process.pid
-    rss_idle = vm_rss_mb(pid)
+    servers = process_tree(pid)  # with --workers, uvicorn's supervisor and its workers
+    rss_idle = total_rss_mb(servers)
     peak, stop = [rss_idle], asyncio.Event()
-    sampler = asyncio.create_task(sample_rss(pid, peak, stop))
+    sampler = asyncio.create_task(sample_rss(servers, peak, stop))
     lags: list[float] = []
     lag_sampler = asyncio.create_task(sample_loop_lag(lags, stop))
-    pids = {"server": pid, "model_server": model.process.pid, "benchmark_clients": os.getpid()}
-    cpu_before = {name: cpu_seconds(p) for name, p in pids.items()}
-    waited_before = runqueue_wait_seconds(pid)
+    pids = {"server": servers, "model_server": [model.process.pid], "benchmark_clients": [os.getpid()]}
+    cpu_before = {name: total_cpu_seconds(p) for name, p in pids.items()}
+    waited_before = sum(map(runqueue_wait_seconds, servers))
     began = time.monotonic()
     async with client_session(n) as client:
         turns = [asyncio.create_task(one_turn(client, service.base_url, f"turn-{level}-{i}")) for i in range(n)]
@@ -87,13 +95,13 @@ async def run_level(service: Service, model: ModelServer, n: int, chunks: int, i
         for task in pending:
             task.cancel()
     wall = time.monotonic() - began
-    cpu = {name: round((cpu_seconds(p) - cpu_before[name]) / wall, 2) for name, p in pids.items()}
-    waited = round((runqueue_wait_seconds(pid) - waited_before) / wall, 2)
+    cpu = {name: round((total_cpu_seconds(p) - cpu_before[name]) / wall, 2) for name, p in pids.items()}
+    waited = round((sum(map(runqueue_wait_seconds, servers)) - waited_before) / wall, 2)
     stop.set()
     await sampler
     await lag_sampler
-    idle_after_s = await settle(pid)
-    server_cpu_ms = (cpu_seconds(pid) - cpu_before["server"]) * 1000
+    idle_after_s, cpu_at_idle = await settle(servers)
+    server_cpu_ms = (cpu_at_idle - cpu_before["server"]) * 1000
     results = [t.result() for t in done]
     sends = await asyncio.to_thread(model.sends)
     stats = chunk_stats([r for r in results if not r.error], sends, chunks, interval)
@@ -106,7 +114,8 @@ async def run_level(service: Service, model: ModelServer, n: int, chunks: int, i
         **stats,
         "client_loop_lag_ms": percentiles(lags),  # the benchmark client's own lateness, part of the delays above
         "wall_s": round(wall, 2),
-        "server_rss_mb": {"idle_before": rss_idle, "peak": peak[0], "after": vm_rss_mb(pid)},
+        "server_processes": len(servers),
+        "server_rss_mb": {"idle_before": rss_idle, "peak": peak[0], "after": total_rss_mb(servers)},
         "cpu_cores_busy": cpu,  # CPU seconds per wall second during the level: 1.0 is one core saturated
         "server_waiting_for_a_cpu_per_s": waited,  # its event loop was runnable but not running
         "server_idle_again_after_s": idle_after_s,  # after the last frame: memagent's upkeep goes on
@@ -142,7 +151,7 @@ async def warm_up(service: Service) -> None:
     async with client_session(1) as warm:
         for i in range(3):  # tokenizer, pools, first queries
             await one_turn(warm, service.base_url, f"turn-0-{i}")
-    await settle(service.process.pid)
+    await settle(process_tree(service.process.pid))
 
 
 async def delete_prefix(prefix: str) -> None:
@@ -182,7 +191,28 @@ async def run_levels(memagent: Service, floor: Service, model: ModelServer, leve
     return report
 
 
-async def main(levels: list[int], chunks: int, interval: float) -> dict[str, Any]:
+async def run_workers(env: dict[str, str], logs: Path, model: ModelServer, workers: int, n: int, chunks: int,
+                      interval: float) -> dict[str, Any]:
+    """N streamed turns on `memagent serve --workers W` (same database and Redis): targets every turn
+    complete and no error; its p99 is reported."""
+    command = [sys.executable, "-m", "interfaces.cli", "serve", "--workers", str(workers), "--port"]
+    with running_server(command, logs, env) as service:
+        await warm_up(service)
+        result = await run_level(service, model, n, chunks, interval)
+    return {
+        "workers": workers,
+        "concurrent_turns": n,
+        # memagent has no `memagent worker` yet: memory upkeep runs in the API workers themselves
+        "job_worker": None,
+        "memagent": result,
+        "targets_met": {
+            "every_turn_complete": result["completed"] == n and result["delivered_chunks"] == n * chunks,
+            "no_errors": result["errors"] == 0,
+        },
+    }
+
+
+async def main(levels: list[int], chunks: int, interval: float, workers: int) -> dict[str, Any]:
     name, url = await pg_database()
     prefix = f"memagent-bench-{secrets.token_hex(4)}:"
     model = start_model_server(chunks, interval)
@@ -198,15 +228,16 @@ async def main(levels: list[int], chunks: int, interval: float) -> dict[str, Any
             "derived_delay": "(client arrival k - client arrival 0) - k * interval",
             "cpu_count": os.cpu_count(),
         }
-        with (
-            tempfile.TemporaryDirectory() as logs,
-            running_service(memagent_env(url, prefix, model), Path(logs)) as memagent,
-            running_floor(model.base_url, Path(logs)) as floor,
-        ):
-            await warm_up(memagent)
-            await warm_up(floor)
-            report["load_average_before"] = [round(x, 2) for x in os.getloadavg()]  # other work on the machine
-            report["levels"] = await run_levels(memagent, floor, model, levels, chunks, interval)
+        env = memagent_env(url, prefix, model)
+        with tempfile.TemporaryDirectory() as folder:
+            logs = Path(folder)
+            with running_service(env, logs) as memagent, running_floor(model.base_url, logs) as floor:
+                await warm_up(memagent)
+                await warm_up(floor)
+                report["load_average_before"] = [round(x, 2) for x in os.getloadavg()]  # other work on the machine
+                report["levels"] = await run_levels(memagent, floor, model, levels, chunks, interval)
+            if workers > 1:
+                report["multi_worker"] = await run_workers(env, logs, model, workers, max(levels), chunks, interval)
         report["model_requests"] = await asyncio.to_thread(model.requests)  # the whole run, warm-up included
         return report
     finally:
@@ -221,6 +252,9 @@ if __name__ == "__main__":
     parser.add_argument("--levels", default="50,200", help="concurrent turns per level, comma-separated")
     parser.add_argument("--chunks", type=int, default=50)
     parser.add_argument("--interval", type=float, default=0.02, help="seconds between the model's chunks")
+    parser.add_argument("--workers", type=int, help="also N = the largest level on `memagent serve --workers W` "
+                        "(default 2; with --quick, 0: none)")
     args = parser.parse_args()
     chosen = [10, 20] if args.quick else [int(n) for n in args.levels.split(",")]
-    print(json.dumps(asyncio.run(main(chosen, args.chunks, args.interval)), indent=2))
+    workers = args.workers if args.workers is not None else (0 if args.quick else 2)
+    print(json.dumps(asyncio.run(main(chosen, args.chunks, args.interval, workers)), indent=2))

@@ -89,9 +89,18 @@ def vm_rss_mb(pid: int) -> float:
     return 0.0
 
 
-async def sample_rss(pid: int, peak: list[float], stop: asyncio.Event) -> None:
+def total_cpu_seconds(pids: list[int]) -> float:
+    """CPU time of a server's processes (uvicorn's supervisor and workers) together."""
+    return sum(cpu_seconds(pid) for pid in pids)
+
+
+def total_rss_mb(pids: list[int]) -> float:
+    return round(sum(vm_rss_mb(pid) for pid in pids), 1)
+
+
+async def sample_rss(pids: list[int], peak: list[float], stop: asyncio.Event) -> None:
     while not stop.is_set():
-        peak[0] = max(peak[0], vm_rss_mb(pid))
+        peak[0] = max(peak[0], total_rss_mb(pids))
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), 0.1)
 
@@ -143,14 +152,18 @@ def chunk_stats(results: list[TurnResult], sends: dict[str, list[float]], chunks
 
 
 
-async def settle(pid: int, window: float = 0.5, busy: float = 0.05, limit: float = 60.0) -> float:
-    """Wait until the process is idle (below `busy` of a core over `window` s): memagent's memory
-    upkeep goes on after a turn's last frame, and must neither run into the next level nor be left
-    out of the turn's CPU. Returns the seconds waited."""
+async def settle(pids: list[int], window: float = 0.5, busy: float = 0.05,
+                 limit: float = 60.0) -> tuple[float, float]:
+    """Wait until a server's processes are idle (below `busy` of a core over `window` s): memagent's
+    memory upkeep goes on after a turn's last frame, and must neither run into the next level nor be
+    left out of the turn's CPU. Returns the seconds waited and the processes' CPU seconds when they
+    went idle (at the start of the quiet window, so the idle time itself does not count)."""
     began = time.monotonic()
+    before = total_cpu_seconds(pids)
     while time.monotonic() - began < limit:
-        before = cpu_seconds(pid)
         await asyncio.sleep(window)
-        if cpu_seconds(pid) - before < busy * window:
+        now = total_cpu_seconds(pids)
+        if now - before < busy * window:
             break
-    return round(time.monotonic() - began, 2)
+        before = now
+    return round(time.monotonic() - began - window, 2), before

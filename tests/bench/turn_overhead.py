@@ -55,6 +55,8 @@ TOPICS = ("holiday in Lisbon", "the garden shed", "a job interview", "tax forms"
           "train tickets", "a leaking roof", "birthday presents", "the quarterly report", "marathon training",
           "a new laptop", "grandmother's recipe", "the school play", "parking permits", "a wedding speech")
 PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
+# The upkeep after every turn, as `measure` waits for it (a lazy upkeep would wait for the idle timer).
+UPKEEP_EVERY_TURN = {"upkeep_every_turns": 1}
 
 
 async def seed(container: Container, earlier: int) -> ConversationId:
@@ -202,7 +204,7 @@ async def main(turns: int, histories: list[int], archived: int, backends: list[s
     if "sqlite" in backends:
         with tempfile.TemporaryDirectory() as folder:
             url = f"sqlite+aiosqlite:///{Path(folder) / 'bench.db'}"
-            settings = Settings(database={"url": url}, agent={"tools": []})
+            settings = Settings(database={"url": url}, agent={"tools": []}, memory=UPKEEP_EVERY_TURN)
             report["sqlite_inprocess"] = await run_backend(settings, turns, histories, archived)
     if "postgres" in backends:
         name, url = await pg_database()
@@ -210,7 +212,7 @@ async def main(turns: int, histories: list[int], archived: int, backends: list[s
             await asyncio.to_thread(run_migrations, url)
             prefix = f"memagent-bench-{secrets.token_hex(4)}:"
             settings = Settings(
-                database={"url": url}, memory={"backend": "redis"}, events={"backend": "redis"},
+                database={"url": url}, memory={"backend": "redis", **UPKEEP_EVERY_TURN}, events={"backend": "redis"},
                 redis={"key_prefix": prefix}, agent={"tools": []},
             )
             report["postgres_redis"] = await run_backend(settings, turns, histories, archived)

@@ -93,6 +93,7 @@ async def play(container: Container, settings: Settings, clock: SimulatedClock, 
         for query in queries:
             message = await turn(container, query, conversation)
             conversation, history = message.conversation_id, history + count(query) + count(message.answer)
+        await container.memory.upkeep_scheduler().flush()  # days pass: the idle delay ran out long ago
     clock.on_day(QUESTION_DAY)
     outcomes = []
     for fact in asked():

@@ -166,7 +166,11 @@ def test_without_usage_from_the_model_tokens_are_counted_locally(server: Scripte
     result = chat(calling, "Count my tokens")
     assert result["status"] == "normal"
     assert result["total_token_count"] > 0
-    assert result["total_price"] == 0
+    with httpx.Client(base_url=calling.base_url, timeout=30) as http:
+        [message] = http.get(f"/api/conversations/{result['conversation_id']}/messages").json()["data"]
+    # Priced on the local count (the ledger marks it estimated), not given away.
+    assert result["total_price"] == pytest.approx(priced(message["message_token_count"], message["answer_token_count"]))
+    assert result["total_price"] > 0
 
 
 def test_a_model_error_ends_the_turn_with_an_error_and_keeps_the_query(

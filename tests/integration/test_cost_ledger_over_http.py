@@ -20,6 +20,7 @@ import httpx
 import pytest
 
 from infrastructure.conversations.llm_writers import FOLLOW_UP_INSTRUCTIONS, TITLE_INSTRUCTIONS
+from infrastructure.memory.llm_memory_digester import DIGEST_INSTRUCTIONS
 from infrastructure.memory.llm_memory_models import ARCHIVE_INSTRUCTIONS, EXTRACTION_INSTRUCTIONS, SUMMARY_INSTRUCTIONS
 from tests.e2e.test_keys_and_owners import Key, create_key
 from tests.integration.http_answers import ok
@@ -33,6 +34,7 @@ pytestmark = pytest.mark.integration
 MARK = "You are the ledger's test agent."
 PRICES = {"scripted-model": {"input": 1.0, "output": 4.0}, "text-embedding-3-small": {"input": 0.02, "output": 0.0}}
 PURPOSES = (
+    (DIGEST_INSTRUCTIONS, "summary"),  # the upkeep's one call, summary and entities, counts as the summary's
     (SUMMARY_INSTRUCTIONS, "summary"), (ARCHIVE_INSTRUCTIONS, "summary"), (EXTRACTION_INSTRUCTIONS, "entities"),
     (TITLE_INSTRUCTIONS, "title"), (FOLLOW_UP_INSTRUCTIONS, "follow_ups"),
 )
@@ -70,6 +72,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
             "MEMAGENT_LLM__CAPABILITIES__TOOL_CALL": "true", "MEMAGENT_EMBEDDINGS__BACKEND": "openai",
             "MEMAGENT_AGENT__PRESET_PROMPT": MARK, "MEMAGENT_AGENT__TOOLS": '["calculator"]',
             "MEMAGENT_TITLES__WAIT": "5", "MEMAGENT_TURN__STOP_CHECK_INTERVAL": "0.05",
+            "MEMAGENT_MEMORY__UPKEEP_EVERY_TURNS": "1",  # each turn's upkeep follows it, before `quiet` ends
         }
         with serving(env, folder) as service:
             yield World(service, llm, alice, bob)
@@ -126,11 +129,12 @@ def test_a_turn_with_server_usage_costs_its_tokens_and_its_upkeep_shows_apart(
     answer = ok(http.post("/api/chat", json={"query": "What does this cost, Ada?"}))
     # 1000 × 1 / 1e6 + 200 × 4 / 1e6 = 0.001 + 0.0008 = 0.0018
     assert (answer["total_token_count"], answer["total_price"]) == (1200, pytest.approx(0.0018))
+    quiet(world.llm)  # the upkeep done (it starts after the turn's end, its calls a moment later)
     usage = settled_usage(http, world, answer["conversation_id"])
     assert usage["chat"] == {"calls": 1, "prompt_tokens": 1000, "completion_tokens": 200, "tokens": 1200,
                              "cost": pytest.approx(0.0018), "estimated": 0}
     chat_upkeep = {p: f for p, f in usage["purposes"].items() if p not in ("chat", "embeddings")}
-    assert {"summary", "entities", "title"} <= set(chat_upkeep)
+    assert {"summary", "title"} <= set(chat_upkeep)  # the summary's call extracts the entities too
     for figures in chat_upkeep.values():  # the echo reports its usage: priced as the turn's own
         assert figures["cost"] == pytest.approx(price(figures["prompt_tokens"], figures["completion_tokens"]))
         assert figures["estimated"] == 0

@@ -256,5 +256,4 @@ def test_stop_does_not_wait_for_a_stalled_stream():
         server.stop()
         assert time.monotonic() - started < 3
     [record] = server.requests
-    assert record.done.is_set()
-    assert not record.disconnected
+    assert record.done.is_set()  # ended, by the stop or by the socket it closed (which one wins is timing)

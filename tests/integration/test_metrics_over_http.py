@@ -17,6 +17,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from infrastructure.conversations.llm_writers import FOLLOW_UP_INSTRUCTIONS, TITLE_INSTRUCTIONS
+from infrastructure.memory.llm_memory_digester import DIGEST_INSTRUCTIONS
 from infrastructure.memory.llm_memory_models import ARCHIVE_INSTRUCTIONS, EXTRACTION_INSTRUCTIONS, SUMMARY_INSTRUCTIONS
 from tests.e2e.test_keys_and_owners import Key, create_key
 from tests.integration.http_answers import ok
@@ -189,6 +190,7 @@ def test_in_single_user_mode_the_metrics_are_open(tmp_path: Path) -> None:
 # --- a model behind the OpenAI protocol: every purpose ----------------------------------------------
 
 PURPOSES = (
+    (DIGEST_INSTRUCTIONS, "summary"),  # the upkeep's one call, summary and entities, counts as the summary's
     (SUMMARY_INSTRUCTIONS, "summary"), (ARCHIVE_INSTRUCTIONS, "summary"), (EXTRACTION_INSTRUCTIONS, "entities"),
     (TITLE_INSTRUCTIONS, "title"), (FOLLOW_UP_INSTRUCTIONS, "follow_ups"),
 )
@@ -213,13 +215,15 @@ def test_every_purpose_counts_its_calls_tokens_and_cost_as_the_model_server_saw_
             "MEMAGENT_LLM__MAX_RETRIES": "0", "MEMAGENT_LLM__PRICES": json.dumps({"scripted-model": PRICE}),
             "MEMAGENT_EMBEDDINGS__BACKEND": "openai", "MEMAGENT_AGENT__TOOLS": "[]",
             "MEMAGENT_AGENT__SUGGESTED_QUESTIONS_AFTER_ANSWER": "true", "MEMAGENT_TITLES__WAIT": "5",
+            "MEMAGENT_MEMORY__UPKEEP_EVERY_TURNS": "1",
         }
         with serving(env, tmp_path) as service, httpx.Client(base_url=service.base_url, timeout=30) as anyone:
             first = chat(anyone, "Plan a weekend in Lisbon, my name is Ada")
             chat(anyone, "And in Porto?", conversation_id=first["conversation_id"])
             expected = wait_until(lambda: _settled(llm, anyone), 30, "every background model call to be counted")
         assert llm.pending_scripts > 0  # every chat request got the scripted usage
-    assert set(expected) == {"chat", "summary", "entities", "title", "follow_ups", "embeddings"}
+    # No `entities`: the upkeep's one call (counted as the summary's) extracts them.
+    assert set(expected) == {"chat", "summary", "title", "follow_ups", "embeddings"}
 
 
 def _settled(llm: ScriptedLLMServer, http: httpx.Client) -> Counter[str] | None:
@@ -237,7 +241,7 @@ def _settled(llm: ScriptedLLMServer, http: httpx.Client) -> Counter[str] | None:
         assert at(samples, "memagent_model_tokens_total", **labels, direction="completion") == USAGE[1] * calls
         cost = calls * (USAGE[0] * PRICE["input"] + USAGE[1] * PRICE["output"]) / 1_000_000
         assert at(samples, "memagent_model_cost_usd_total", **labels) == pytest.approx(cost)
-    return seen if len(seen) == 6 else None
+    return seen if len(seen) == 5 else None
 
 
 # --- two workers sharing one multiprocess folder -----------------------------------------------------

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,6 +22,7 @@ from infrastructure.persistence.sqlalchemy_message_store import SqlAlchemyMessag
 from infrastructure.persistence.urls import normalise_url
 from tests.integration.backends import chat, memagent, pg_query, pg_url, serving, throwaway_pg_database
 from tests.integration.db_fixtures import sqlite_url
+from tests.service import ROOT, service_env
 
 pytestmark = pytest.mark.integration
 
@@ -67,6 +70,17 @@ def test_migrate_builds_a_fresh_database_twice_harmlessly_and_serve_then_starts(
     assert revision(fresh_database) == head
     rows = pg_query(fresh_database, "SELECT query, status FROM messages WHERE id = $1", kept["message_id"])
     assert [(r["query"], r["status"]) for r in rows] == [("Written before the second migrate.", "normal")]
+
+
+def test_migrates_started_together_on_an_empty_database_take_turns_and_all_succeed(fresh_database: str) -> None:
+    command_line = [sys.executable, "-m", "interfaces.cli", "migrate"]
+    env = service_env({"MEMAGENT_DATABASE__URL": pg_url(fresh_database)})
+    runs = [subprocess.Popen(command_line, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for _ in range(3)]
+    outcomes = [(run.wait(timeout=120), run.communicate()) for run in runs]
+    assert [code for code, _ in outcomes] == [0, 0, 0], [err for _, (_, err) in outcomes]
+    assert tables(fresh_database) == TABLES
+    assert revision(fresh_database) == set(script_directory().get_heads())
 
 
 def test_migrate_creates_an_sqlite_file_and_its_folder(tmp_path: Path) -> None:

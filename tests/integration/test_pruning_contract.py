@@ -205,6 +205,8 @@ async def test_a_deleted_conversation_goes_for_good_and_nothing_points_at_it(bac
     fingerprint = await b.scalar(select(C.history_fingerprint).where(C.id == gone.id))
     gone_task = b.world.turns[gone.id][0].task_id
     holder = FactHolder(ALICE, ANN)
+    learnt_there = entity("city", "Lisbon", 1, message=b.world.turns[gone.id][0].id, source_conversation_id=gone.id)
+    await b.record.record_user_facts(holder, [learnt_there])
     assert len(await b.index.similar(holder, MODEL, [1.0, 0.5], 5)) == 4  # warm: both conversations' items
     await b.world.delete(gone)  # deleted 99 days ago (World deletes at T0 + 60 minutes)
     await b.execute(update(C).where(C.id == recent.id).values(deleted_at=NOW - DAY))  # deleted yesterday
@@ -224,6 +226,8 @@ async def test_a_deleted_conversation_goes_for_good_and_nothing_points_at_it(bac
     # The memory record and the recall index, whose matrix is read again.
     assert (await b.record.entity_sheet(gone.id)).current == ()
     assert await b.record.archive_entries(gone.id) == []
+    [fact] = (await b.record.user_facts(holder)).current  # the user's own: it stays, pointing at nothing gone
+    assert (fact.value, fact.source_conversation_id, fact.source_message_id) == ("Lisbon", None, "")
     assert [s.item.conversation_id for s in await b.index.similar(holder, MODEL, [1.0, 0.5], 5)] == [kept.id] * 2
     assert b.matrices.last is not None
     assert set(b.matrices.last.conversations) == {kept.id}

@@ -1,21 +1,23 @@
 """User facts from the LLM extractor (the openai provider, against the scripted OpenAI-protocol
-server), over real HTTP on SQLite + in-process memory and on PostgreSQL + Redis: the extractor's
+server; the extraction is part of the upkeep's one digest call, `update_memory`), over real HTTP
+on SQLite + in-process memory and on PostgreSQL + Redis: the extractor's
 `explicit` flag decides whether a value replaces a fact set through the API, and its `scope`
 where a value goes; and forgetting a user while an upkeep is extracting keeps nothing of it.
 
-Every model call but the extractor's (the turn, its title, the summary) is answered aside with
-the echo; the extractor's replies are queued by each test.
+Every model call but the digest's (the turn, its title) is answered aside with the echo; the
+digest's replies are queued by each test. A turn is upkept once the conversation is idle 0.2 s.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import pytest
 
-from infrastructure.memory.llm_memory_models import EXTRACTION_INSTRUCTIONS, EXTRACTION_TOOL
+from infrastructure.memory.llm_memory_digester import DIGEST_INSTRUCTIONS, DIGEST_TOOL
 from tests.integration.http_answers import ok
 from tests.integration.user_memory_world import (
     BACKENDS,
@@ -34,7 +36,7 @@ from tests.integration.user_memory_world import (
     world_of,
 )
 from tests.llm_server import ScriptedLLMServer
-from tests.llm_server_scripts import Script, call, tool_calls
+from tests.llm_server_scripts import ChatContext, Reply, Script, call, tool_calls
 
 pytestmark = pytest.mark.integration
 
@@ -43,7 +45,7 @@ def is_extraction(body: dict[str, Any]) -> bool:
     first = (body.get("messages") or [{}])[0].get("content")
     if isinstance(first, list):
         first = "".join(part.get("text", "") for part in first if isinstance(part, dict))
-    return isinstance(first, str) and first.startswith(EXTRACTION_INSTRUCTIONS[:40])
+    return isinstance(first, str) and first.startswith(DIGEST_INSTRUCTIONS[:40])
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
@@ -51,7 +53,8 @@ def world(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, shared_server: ScriptedLLMServer
 ) -> Iterator[World]:
     model = {"MEMAGENT_LLM__PROVIDER": "openai", "MEMAGENT_LLM__BASE_URL": shared_server.base_url,
-             "MEMAGENT_LLM__API_KEY": "test-key", "MEMAGENT_LLM__MAX_RETRIES": "0"}
+             "MEMAGENT_LLM__API_KEY": "test-key", "MEMAGENT_LLM__MAX_RETRIES": "0",
+             "MEMAGENT_MEMORY__UPKEEP_IDLE_SECONDS": "0.2"}
     shared_server.answer_aside(lambda body: not is_extraction(body))
     try:
         with world_of(request.param, tmp_path_factory.mktemp("user-memory-llm"), SMALL_MEMORY | model) as running:
@@ -66,9 +69,22 @@ def http(world: World, server: ScriptedLLMServer) -> Iterator[httpx.Client]:
         yield client
 
 
+@dataclass(frozen=True)
+class Digested:
+    """The digest's reply for one turn: one `update_memory` call with these entities, and for the
+    summary the exchange it was sent (so that a search for the query finds it, as the echo's would)."""
+
+    entities: tuple[dict[str, Any], ...]
+    delay: float = 0.0
+
+    def reply(self, ctx: ChatContext) -> Reply:
+        summary = ctx.body["messages"][-1]["content"].split("New exchanges:\n", 1)[-1]
+        arguments = {"summary": summary, "intent": "inform", "entities": [{**e, "turn": 1} for e in self.entities]}
+        return tool_calls(call(DIGEST_TOOL, arguments), delay=self.delay).reply(ctx)
+
+
 def extracted(*entities: dict[str, Any], delay: float = 0.0) -> Script:
-    """The extractor's reply: one `record_entities` call with these entities."""
-    return tool_calls(call(EXTRACTION_TOOL, {"intent": "inform", "entities": list(entities)}), delay=delay)
+    return Digested(entities, delay)
 
 
 def name(value: str, *, explicit: bool, scope: str = "user") -> dict[str, Any]:
@@ -99,7 +115,8 @@ def test_an_inferred_value_never_replaces_a_fact_set_through_the_api_and_an_expl
     fact = next(f for f in facts_when(http, ann, lambda f: f.get("name") == "Ada")["facts"] if f["type"] == "name")
     assert (fact["source"], fact["explicit"], fact["source_message_id"]) == ("extracted", True, stated["message_id"])
     assert [(h["value"], h["source"]) for h in fact["history"]] == [("Grace", "api"), ("Gracie", "extracted")]
-    assert "- name: Ada" in system_of(http, say(http, ann, "Who am I?")["message_id"])
+    # Settled: its upkeep (after the idle delay) must not take the next test's queued digest.
+    assert "- name: Ada" in system_of(http, settled(http, ann, "Who am I?")["message_id"])
 
 
 def test_a_value_the_extractor_scopes_to_the_conversation_stays_there(
@@ -111,7 +128,8 @@ def test_a_value_the_extractor_scopes_to_the_conversation_stays_there(
     entities = {e["type"]: e["value"] for e in conversation_memory(http, booked["conversation_id"])["entities"]}
     assert entities["name"] == "Table for Ada"
     assert facts(user_memory(http, ann)) == {}
-    assert "Table for Ada" not in system_of(http, say(http, ann, "Who am I?")["message_id"]).split("Known facts")[-1]
+    asked = settled(http, ann, "Who am I?")
+    assert "Table for Ada" not in system_of(http, asked["message_id"]).split("Known facts")[-1]
 
 
 def test_forgetting_a_user_while_an_upkeep_extracts_keeps_nothing_of_it(

@@ -9,17 +9,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from infrastructure.memory.llm_memory_digester import DIGEST_INSTRUCTIONS
 from infrastructure.memory.llm_memory_models import (
     ARCHIVE_INSTRUCTIONS,
     EXTRACTION_INSTRUCTIONS,
     SUMMARY_INSTRUCTIONS,
 )
 
-UPKEEP_PROMPTS = tuple(p[:40] for p in (SUMMARY_INSTRUCTIONS, ARCHIVE_INSTRUCTIONS, EXTRACTION_INSTRUCTIONS))
+UPKEEP_PROMPTS = tuple(
+    p[:40] for p in (DIGEST_INSTRUCTIONS, SUMMARY_INSTRUCTIONS, ARCHIVE_INSTRUCTIONS, EXTRACTION_INSTRUCTIONS)
+)
 
 
 def is_memory_upkeep(body: dict[str, Any]) -> bool:
-    """The summary, archive and entity calls of memory upkeep, told apart by their system prompts."""
+    """The digest, summary, archive and entity calls of memory upkeep, told apart by their system prompts."""
     first = (body.get("messages") or [{}])[0].get("content")
     if isinstance(first, list):  # content parts
         first = "".join(part.get("text", "") for part in first if isinstance(part, dict))

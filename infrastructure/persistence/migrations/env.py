@@ -18,6 +18,7 @@ from infrastructure.persistence.urls import connect_args
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import URL, Connection
+    from sqlalchemy.ext.asyncio import AsyncConnection
 
 config = context.config
 target_metadata = Base.metadata
@@ -41,10 +42,27 @@ def _run(connection: Connection) -> None:
         context.run_migrations()
 
 
+# Several `memagent migrate` at once (containers started together) take turns: a session lock,
+# released when the connection closes; the later ones find the schema at head. It is tried, not
+# waited for, with no transaction open in between: CREATE INDEX CONCURRENTLY in the one migrating
+# waits for every open transaction, a waiting one too, which would be a deadlock.
+MIGRATION_LOCK = 0x6D656D61  # "mema"
+LOCK_RETRY_SECONDS = 0.2
+
+
+async def _take_turns(connection: AsyncConnection) -> None:
+    while not (await connection.exec_driver_sql(f"SELECT pg_try_advisory_lock({MIGRATION_LOCK})")).scalar():
+        await connection.rollback()
+        await asyncio.sleep(LOCK_RETRY_SECONDS)
+    await connection.commit()  # the lock is the session's: it outlives this transaction
+
+
 async def _run_async(url: URL) -> None:
     engine = create_async_engine(url, poolclass=pool.NullPool, connect_args=connect_args(url))
     try:
         async with engine.connect() as connection:
+            if connection.dialect.name == "postgresql":
+                await _take_turns(connection)
             await connection.run_sync(_run)
     finally:
         await engine.dispose()

@@ -25,13 +25,13 @@ from application.conversations.name_conversation import NameConversation
 from application.conversations.suggest_follow_ups import SuggestFollowUps
 from application.knowledge.retrieval import Retrieval
 from application.memory.cached_embedder import CachedEmbedder
+from application.memory.digest_turns import DigestTurns
 from application.memory.extract_entities import ExtractEntities
 from application.memory.fold_archive import FoldArchive
 from application.memory.long_term_recall import MemoryRecall, SummaryOnlyRecall
 from application.memory.run_upkeep import MemoryUpkeep
 from application.memory.schedule_upkeep import NoUpkeep, UpkeepScheduler
 from application.memory.short_term_memory import ShortTermMemory
-from application.memory.update_summary import UpdateSummary
 from application.ports.conversation_writers import FollowUpWriter, Titler
 from application.tasks.follow_task import FollowTask, FollowTimes
 from domain.agent import AgentConfig
@@ -43,6 +43,7 @@ from infrastructure.conversations.offline_writers import FirstWordsTitler, Templ
 from infrastructure.events.inprocess_task_control import InProcessTaskControl
 from infrastructure.events.inprocess_task_presence import InProcessTaskPresence
 from infrastructure.limits.inprocess_rate_limiter import InProcessRateLimiter
+from infrastructure.memory.composed_digester import ComposedDigester
 from infrastructure.memory.inprocess_memory_store import InProcessEmbeddingCache
 from infrastructure.metrics.inprocess_metrics import InProcessMetrics
 from infrastructure.runtime.system import AsyncioSpawner
@@ -110,11 +111,13 @@ class Harness:
         self.short_term, self.clock = short_term, clock
         cached = CachedEmbedder(self.embedder, InProcessEmbeddingCache())
         self.recall = MemoryRecall(self.memory, self.memory, cached, tokenizer, self.policy)
-        self.fold = FoldArchive(short_term, self.memory, self.summarizer, cached, clock, self.policy)
+        self.fold = FoldArchive(short_term, self.memory, self.summarizer, clock, self.policy)
+        extract = ExtractEntities(self.extractor, self.memory, self.policy)
+        digester = ComposedDigester(self.summarizer, self.extractor)
         self.upkeep = MemoryUpkeep(
             self.memory,
-            ExtractEntities(self.extractor, self.memory, self.policy),
-            UpdateSummary(self.store, self.memory, self.summarizer, clock, self.policy),
+            extract,
+            DigestTurns(self.store, self.memory, digester, extract, clock, self.policy),
             self.fold,
             self.policy,
         )

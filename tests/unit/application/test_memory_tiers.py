@@ -193,12 +193,6 @@ async def test_the_prompt_still_gets_the_last_dialog_round_turns_after_a_fold() 
     assert len(await h.memory.archive(handles[0].conversation_id)) == 1
 
 
-async def test_an_archive_entry_is_embedded_when_it_is_made() -> None:
-    h = tiers()
-    await talk(h, "q1", "q2", "q3", "q4", "q5")
-    assert "q1 q2" in h.embedder.embedded
-
-
 async def test_a_failed_fold_is_retried_at_the_next_turn() -> None:
     h = tiers(config=AgentConfig(AppId("default"), dialog_round=3, summary_enabled=False))
     handles = await talk(h, "q1", "q2", "q3", "q4")
