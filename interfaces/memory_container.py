@@ -20,7 +20,7 @@ from application.memory.recorded_memory_store import RecordedMemoryStore
 from application.memory.run_upkeep import MemoryUpkeep
 from application.memory.schedule_upkeep import UpkeepScheduler
 from application.memory.short_term_memory import ShortTermMemory
-from application.memory.upkeep_rule import UpkeepRule
+from application.memory.upkeep_rule import EVERY_TURN, UpkeepRule
 from application.memory.user_memory import UserMemory
 from application.memory.user_recall import UserRecall
 from application.ports.metrics import ModelPurpose
@@ -160,9 +160,14 @@ class MemoryContainer(containers.DeclarativeContainer):
         index_memory=providers.Singleton(IndexMemory, store=store, index=recall_index, embedder=memory_embedder),
         tracer=tracer,
     )
-    upkeep_rule = providers.Singleton(
+    lazy_upkeep = providers.Singleton(
         UpkeepRule, every_turns=config.memory.upkeep_every_turns, token_budget=config.memory.upkeep_token_budget,
         idle_seconds=config.memory.upkeep_idle_seconds,
+    )
+    # The lazy rule saves model calls; the offline models make none, so their upkeep follows every turn
+    # and memory is never behind.
+    upkeep_rule = providers.Selector(
+        config.llm["provider"], scripted=providers.Object(EVERY_TURN), openai=lazy_upkeep, agentscope=lazy_upkeep,
     )
     upkeep_scheduler = providers.Singleton(
         UpkeepScheduler, upkeep=upkeep, spawner=spawner, clock=clock, rule=upkeep_rule, count=tokenizer.provided.count,
