@@ -13,12 +13,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from application.errors import ApplicationError
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Coroutine
 
     from interfaces.container import Container
     from interfaces.settings import Settings
@@ -77,16 +77,25 @@ async def _report_forever(container: Container, interval: float) -> None:
 
 
 @contextlib.asynccontextmanager
-async def metrics_reporting(container: Container, settings: Settings) -> AsyncIterator[None]:
-    """The upkeep lag, which grows with no event to tell it, set every `metrics.refresh_interval`;
-    at the end this worker leaves the metrics' shared folder (its live gauges stop counting)."""
-    task = asyncio.create_task(_report_forever(container, settings.metrics.refresh_interval), name="metrics")
+async def _in_background(work: Coroutine[Any, Any, None], name: str) -> AsyncIterator[None]:
+    """`work` runs as a task while the block runs, and is cancelled (and awaited) when it ends."""
+    task = asyncio.create_task(work, name=name)
     try:
         yield
     finally:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+
+
+@contextlib.asynccontextmanager
+async def metrics_reporting(container: Container, settings: Settings) -> AsyncIterator[None]:
+    """The upkeep lag, which grows with no event to tell it, set every `metrics.refresh_interval`;
+    at the end this worker leaves the metrics' shared folder (its live gauges stop counting)."""
+    try:
+        async with _in_background(_report_forever(container, settings.metrics.refresh_interval), "metrics"):
+            yield
+    finally:
         container.metrics().close()
 
 
@@ -108,22 +117,12 @@ async def retention_pruner(container: Container, settings: Settings) -> AsyncIte
     if not settings.retention.interval:
         yield
         return
-    task = asyncio.create_task(_prune_forever(container, settings.retention.interval), name="pruner")
-    try:
+    async with _in_background(_prune_forever(container, settings.retention.interval), "pruner"):
         yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
 
 
 @contextlib.asynccontextmanager
 async def stale_turn_sweeper(container: Container, settings: Settings) -> AsyncIterator[None]:
     """Sweep at start-up (turns of a process that died) and then every `sweep_interval`."""
-    task = asyncio.create_task(_sweep_forever(container, settings.turn.sweep_interval), name="sweeper")
-    try:
+    async with _in_background(_sweep_forever(container, settings.turn.sweep_interval), "sweeper"):
         yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
