@@ -1,5 +1,5 @@
 """`memagent` command line: serve, migrate, mcp, keys (create, list, revoke), agents (list, export, import), chat,
-prune."""
+prune, worker."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from interfaces.app import build_container, create_app
 from interfaces.cli_agents import add_agents_commands, run_agents_command
 from interfaces.cli_chat import add_chat_command, run_chat
 from interfaces.cli_prune import add_prune_command, run_prune
+from interfaces.cli_worker import add_worker_command, run_worker
 from interfaces.lifecycle import start_backends, stop_backends
 from interfaces.log_setup import configure_logging
 from interfaces.serve_workers import WORKER_APP, shared_metrics_folder, workers_refusal
@@ -65,6 +66,7 @@ def _parser() -> argparse.ArgumentParser:
     add_agents_commands(commands)
     add_chat_command(commands)
     add_prune_command(commands)
+    add_worker_command(commands)
     return parser
 
 
@@ -254,6 +256,8 @@ def main(argv: list[str] | None = None) -> int:
         return run_agents_command(args, lambda work: _with_database(settings, work))
     if args.command == "prune":
         return run_prune(args, settings)
+    if args.command == "worker":
+        return run_worker(settings)
     return _migrate(settings)
 
 

@@ -26,6 +26,7 @@ from application.chat_turn.save_outcome import SaveOutcome
 from application.chat_turn.start_chat_turn import InputLimits, StartChatTurn
 from application.chat_turn.tool_executor import ToolExecutor
 from application.chat_turn.turn_events import TurnEvents
+from application.chat_turn.turn_jobs import RunTurnJob
 from application.chat_turn.turn_parts import TurnParts
 from application.chat_turn.turn_quota import QuotaDefaults, TurnQuota
 from application.chat_turn.turn_tools import TurnTools
@@ -53,6 +54,8 @@ from infrastructure.events.inprocess_task_presence import InProcessTaskPresence
 from infrastructure.events.redis_event_log import RedisEventLog
 from infrastructure.events.redis_task_control import RedisTaskControl
 from infrastructure.events.redis_task_presence import RedisTaskPresence
+from infrastructure.jobs.saq_job_queue import JobTimes, SaqJobQueue
+from infrastructure.jobs.saq_job_worker import SaqJobWorker
 from infrastructure.limits.inprocess_rate_limiter import InProcessRateLimiter
 from infrastructure.limits.redis_rate_limiter import RedisRateLimiter
 from infrastructure.metrics.metered_chat_model import MeteredChatModels, MeteredEmbedder
@@ -113,6 +116,12 @@ class Container(containers.DeclarativeContainer):
         metrics=metrics,
     )
     redis = providers.Singleton(RedisClient, url=config.redis.url, prefix=config.redis.key_prefix, metrics=metrics)
+    # Background jobs on Redis (saq), run by `memagent worker` when MEMAGENT_JOBS__BACKEND=redis.
+    job_queue = providers.Singleton(
+        SaqJobQueue, url=config.redis.url, name=config.jobs.queue, times=providers.Singleton(
+            JobTimes, timeout=config.jobs.timeout, retries=config.jobs.retries, retry_delay=config.jobs.retry_delay,
+        ),
+    )
 
     event_log = providers.Selector(
         config.events.backend,
@@ -223,14 +232,23 @@ class Container(containers.DeclarativeContainer):
 
     memory = providers.Container(  # the tiers, their record and cache, recall, upkeep, the memory API
         MemoryContainer, config=config, database=database, redis=redis, store=message_store, tokenizer=tokenizer,
-        clock=clock, spawner=spawner, embedder=embedder, chat_model=chat_model, metrics=metrics, tracer=tracer,
-        recorder=model_calls.record, price=llm_config.provided.price,
+        clock=clock, spawner=spawner, jobs=job_queue, embedder=embedder, chat_model=chat_model, metrics=metrics,
+        tracer=tracer, recorder=model_calls.record, price=llm_config.provided.price,
     )
     writers = providers.Container(  # titles, follow-up questions, and AfterTurn (with the upkeep)
         WritersContainer, provider=config.llm["provider"], model=chat_model, store=message_store, agents=agent_store,
-        clock=clock, spawner=spawner, upkeep=memory.upkeep_scheduler, title_wait=config.titles.wait,
-        metrics=metrics, tokenizer=tokenizer, tracer=tracer, recorder=model_calls.record,
-        price=llm_config.provided.price,
+        clock=clock, spawner=spawner, jobs_backend=config.jobs.backend, jobs=job_queue,
+        upkeep=memory.upkeep_scheduler, title_wait=config.titles.wait, metrics=metrics, tokenizer=tokenizer,
+        tracer=tracer, recorder=model_calls.record, price=llm_config.provided.price,
+    )
+    # What `memagent worker` runs: a job of a finished turn, from the record alone.
+    run_turn_job = providers.Singleton(
+        RunTurnJob, store=message_store, configs=writers.configs, upkeep=memory.upkeep,
+        name=writers.name_conversation, suggest=writers.suggest_follow_ups, tracer=tracer,
+    )
+    job_worker = providers.Singleton(
+        SaqJobWorker, queue=job_queue, handler=run_turn_job, concurrency=config.jobs.concurrency,
+        sweep_interval=config.jobs.sweep_interval,
     )
     # The objects of one turn: factories, called by RunChatTurn with the per-turn values by keyword.
     turn_parts = providers.Singleton(

@@ -29,7 +29,7 @@ SHUTDOWN_GRACE = 10.0
 
 
 def uses_redis(settings: Settings) -> bool:
-    return "redis" in (settings.memory.backend, settings.events.backend)
+    return "redis" in (settings.memory.backend, settings.events.backend, settings.jobs.backend)
 
 
 async def start_backends(container: Container, settings: Settings) -> None:
@@ -55,6 +55,7 @@ async def stop_backends(container: Container) -> None:
     close_model = getattr(model, "aclose", None)  # providers with a connection pool have one
     if close_model is not None:
         await close_model()
+    await container.job_queue().close()
     await container.redis().close()
     await container.database().dispose()
 
@@ -69,10 +70,14 @@ async def _sweep_forever(container: Container, interval: float) -> None:
         await asyncio.sleep(interval)
 
 
-async def _report_forever(container: Container, interval: float) -> None:
-    metrics, upkeep = container.metrics(), container.memory.upkeep_scheduler()
+async def _report_forever(container: Container, interval: float, queued: bool) -> None:
+    """The upkeep lag: the job queue's when job workers run the upkeep, else this process's."""
+    metrics, upkeep, jobs = container.metrics(), container.memory.upkeep_scheduler(), container.job_queue()
     while True:
-        metrics.upkeep_lag(upkeep.lag())
+        try:
+            metrics.upkeep_lag(await jobs.lag() if queued else upkeep.lag())
+        except ApplicationError as failure:  # the next report tries again
+            log.warning("upkeep lag not read: %s", failure.message)
         await asyncio.sleep(interval)
 
 
@@ -93,7 +98,8 @@ async def metrics_reporting(container: Container, settings: Settings) -> AsyncIt
     """The upkeep lag, which grows with no event to tell it, set every `metrics.refresh_interval`;
     at the end this worker leaves the metrics' shared folder (its live gauges stop counting)."""
     try:
-        async with _in_background(_report_forever(container, settings.metrics.refresh_interval), "metrics"):
+        queued = settings.jobs.backend == "redis"
+        async with _in_background(_report_forever(container, settings.metrics.refresh_interval, queued), "metrics"):
             yield
     finally:
         container.metrics().close()

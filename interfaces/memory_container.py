@@ -16,6 +16,7 @@ from application.memory.fold_archive import FoldArchive
 from application.memory.index_memory import IndexMemory
 from application.memory.long_term_recall import MemoryRecall
 from application.memory.memory_queries import MemoryQueries
+from application.memory.queued_upkeep import QueuedUpkeep
 from application.memory.recorded_memory_store import RecordedMemoryStore
 from application.memory.run_upkeep import MemoryUpkeep
 from application.memory.schedule_upkeep import UpkeepScheduler
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     from application.model_calls.record_model_calls import RecordModelCalls
     from application.ports.chat_model import ChatModel
     from application.ports.embedder import Embedder
+    from application.ports.jobs import JobQueue
     from application.ports.message_store import MessageStore
     from application.ports.metrics import Metrics
     from application.ports.runtime import Clock, TaskSpawner, Tokenizer
@@ -62,6 +64,7 @@ class MemoryContainer(containers.DeclarativeContainer):
     tokenizer: providers.Dependency[Tokenizer] = providers.Dependency()
     clock: providers.Dependency[Clock] = providers.Dependency()
     spawner: providers.Dependency[TaskSpawner] = providers.Dependency()
+    jobs: providers.Dependency[JobQueue] = providers.Dependency()
     embedder: providers.Dependency[Embedder] = providers.Dependency()
     chat_model: providers.Dependency[ChatModel] = providers.Dependency()
     metrics: providers.Dependency[Metrics] = providers.Dependency()
@@ -169,8 +172,13 @@ class MemoryContainer(containers.DeclarativeContainer):
     upkeep_rule = providers.Selector(
         config.llm["provider"], scripted=providers.Object(EVERY_TURN), openai=lazy_upkeep, agentscope=lazy_upkeep,
     )
+    # Who runs a due upkeep: this process, or (MEMAGENT_JOBS__BACKEND=redis) a job worker.
+    upkeep_runner = providers.Selector(
+        config.jobs.backend, inprocess=upkeep, redis=providers.Singleton(QueuedUpkeep, upkeep=upkeep, jobs=jobs),
+    )
     upkeep_scheduler = providers.Singleton(
-        UpkeepScheduler, upkeep=upkeep, spawner=spawner, clock=clock, rule=upkeep_rule, count=tokenizer.provided.count,
+        UpkeepScheduler, upkeep=upkeep_runner, spawner=spawner, clock=clock, rule=upkeep_rule,
+        count=tokenizer.provided.count,
     )
     conversation_memory = providers.Singleton(
         ConversationMemory, store=store, memory=memory_store, entities=memory_store, ledger=memory_store,

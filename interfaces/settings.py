@@ -15,6 +15,7 @@ from domain.model_calls import MAX_BUDGET_USD
 from domain.rate_limits import MAX_LIMIT
 from infrastructure.models.model_profiles import name_problem, read_key
 from infrastructure.models.provider_config import base_url_problem
+from interfaces.jobs_settings import JobsSettings
 
 
 class DatabaseSettings(BaseModel):
@@ -413,6 +414,7 @@ class Settings(BaseSettings):
     log: LogSettings = LogSettings()
     tracing: TracingSettings = TracingSettings()
     retention: RetentionSettings = RetentionSettings()
+    jobs: JobsSettings = JobsSettings()
     embeddings: EmbeddingsSettings = EmbeddingsSettings()
     knowledge: KnowledgeSettings = KnowledgeSettings()
     mcp: McpSettings = McpSettings()

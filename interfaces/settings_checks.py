@@ -43,5 +43,20 @@ def settings_problem(settings: Settings) -> str | None:
         "MEMAGENT_EMBEDDINGS__LOCAL_MODEL": (
             local_model_problem(settings.embeddings.local_model) if settings.embeddings.backend == "local" else None
         ),
+        "MEMAGENT_JOBS__BACKEND": _jobs_problem(settings),
     }
     return next((f"{name}: {problem}" for name, problem in checks.items() if problem), None)
+
+
+def _jobs_problem(settings: Settings) -> str | None:
+    """Job workers are other processes: they must share the memory cache and the record."""
+    if settings.jobs.backend != "redis":
+        return None
+    if settings.memory.backend != "redis":
+        return "redis job workers need MEMAGENT_MEMORY__BACKEND=redis, which they share with the API"
+    if settings.database.url.startswith("sqlite") and ":memory:" in settings.database.url:
+        return "redis job workers need a database they share with the API, not an in-memory SQLite"
+    if settings.jobs.timeout < settings.memory.upkeep_lease:
+        # A job is retried after its timeout: by then the lock its dead worker held must have lapsed.
+        return "MEMAGENT_JOBS__TIMEOUT must be at least MEMAGENT_MEMORY__UPKEEP_LEASE"
+    return None

@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING
 
 from dependency_injector import containers, providers
 
+from application.agents.config_ran import ConfigRan
 from application.chat_turn.after_turn import AfterTurn
+from application.chat_turn.queued_after_turn import QueuedAfterTurn
 from application.conversations.name_conversation import NameConversation
 from application.conversations.suggest_follow_ups import SuggestFollowUps
 from application.ports.metrics import ModelPurpose
@@ -23,6 +25,7 @@ if TYPE_CHECKING:
     from application.model_calls.record_model_calls import RecordModelCalls
     from application.ports.agent_store import AgentStore
     from application.ports.chat_model import ChatModel
+    from application.ports.jobs import JobQueue
     from application.ports.message_store import MessageStore
     from application.ports.metrics import Metrics
     from application.ports.runtime import Clock, TaskSpawner, Tokenizer
@@ -37,6 +40,8 @@ class WritersContainer(containers.DeclarativeContainer):
     agents: providers.Dependency[AgentStore] = providers.Dependency()
     clock: providers.Dependency[Clock] = providers.Dependency()
     spawner: providers.Dependency[TaskSpawner] = providers.Dependency()
+    jobs_backend: providers.Dependency[str] = providers.Dependency()  # MEMAGENT_JOBS__BACKEND
+    jobs: providers.Dependency[JobQueue] = providers.Dependency()
     upkeep: providers.Dependency[TurnUpkeep] = providers.Dependency()
     title_wait: providers.Dependency[float] = providers.Dependency()
     metrics: providers.Dependency[Metrics] = providers.Dependency()
@@ -70,8 +75,14 @@ class WritersContainer(containers.DeclarativeContainer):
         agentscope=providers.Singleton(LLMFollowUpWriter, model=follow_ups_model),
     )
     name_conversation = providers.Singleton(NameConversation, titler=titler, store=store, clock=clock)
-    suggest_follow_ups = providers.Singleton(SuggestFollowUps, writer=follow_up_writer, store=store, agents=agents)
-    after_turn = providers.Singleton(
-        AfterTurn, upkeep=upkeep, name=name_conversation, suggest=suggest_follow_ups, spawner=spawner,
-        title_wait=title_wait, tracer=tracer,
+    configs = providers.Singleton(ConfigRan, agents=agents)
+    suggest_follow_ups = providers.Singleton(SuggestFollowUps, writer=follow_up_writer, store=store, configs=configs)
+    # Titles and follow-up questions made in this process, or (MEMAGENT_JOBS__BACKEND=redis) by job workers.
+    after_turn = providers.Selector(
+        jobs_backend,
+        inprocess=providers.Singleton(
+            AfterTurn, upkeep=upkeep, name=name_conversation, suggest=suggest_follow_ups, spawner=spawner,
+            title_wait=title_wait, tracer=tracer,
+        ),
+        redis=providers.Singleton(QueuedAfterTurn, upkeep=upkeep, jobs=jobs, store=store, title_wait=title_wait),
     )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from application.best_effort import best_effort
 from application.ports.tracing import NO_TRACER, SpanName, Tracer
@@ -32,7 +32,19 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class AfterTurn:
+class TurnEnd(Protocol):
+    """What follows a saved turn: `AfterTurn` in this process, `QueuedAfterTurn` on job workers."""
+
+    async def before_end(self, turn: Turn, finished: Message) -> str:
+        """Work done before the terminal event; the conversation's title for it. Never raises."""
+        ...
+
+    def after_end(self, config: AgentConfig, finished: Message) -> None:
+        """After the terminal event, in the background. Never raises."""
+        ...
+
+
+class AfterTurn(TurnEnd):
     def __init__(
         self,
         upkeep: TurnUpkeep,

@@ -20,7 +20,7 @@ from domain.thoughts import FinishReason, ThoughtEvent
 from domain.tools import RetryPolicy
 
 if TYPE_CHECKING:
-    from application.chat_turn.after_turn import AfterTurn
+    from application.chat_turn.after_turn import TurnEnd
     from application.chat_turn.agent_loop import AgentLoop, LoopState
     from application.chat_turn.save_outcome import SaveOutcome
     from application.chat_turn.turn import Turn
@@ -58,7 +58,7 @@ class RunChatTurn:
         save: SaveOutcome,
         short_term: ShortTermMemory,
         recall: LongTermRecall,
-        after: AfterTurn,
+        after: TurnEnd,
         parts: TurnParts,
         limits: TurnLimits,
     ) -> None:

@@ -11,7 +11,7 @@ import re
 from typing import TYPE_CHECKING
 
 from application.conversations.visibility import visible_message
-from application.errors import Conflict, NotFound
+from application.errors import Conflict
 from domain.conversation import MAX_FOLLOW_UPS
 from domain.memory import Exchange
 from domain.text import text_problem
@@ -19,8 +19,8 @@ from domain.text import text_problem
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from application.ports.agent_store import AgentStore
     from application.ports.conversation_writers import FollowUpWriter
+    from application.ports.message_configs import MessageConfigs
     from application.ports.message_store import MessageStore
     from domain.agent import AgentConfig
     from domain.conversation import Message
@@ -47,10 +47,10 @@ def clean_follow_ups(raw: Sequence[str]) -> tuple[str, ...]:
 
 
 class SuggestFollowUps:
-    def __init__(self, writer: FollowUpWriter, store: MessageStore, agents: AgentStore) -> None:
+    def __init__(self, writer: FollowUpWriter, store: MessageStore, configs: MessageConfigs) -> None:
         self._writer = writer
         self._store = store
-        self._agents = agents
+        self._configs = configs
 
     async def after_turn(self, finished: Message, config: AgentConfig) -> None:
         """Make and cache the questions of a turn that just completed. Raises `ModelError`."""
@@ -68,7 +68,7 @@ class SuggestFollowUps:
                 f"Message {message_id!r} is not a completed turn (its status is {message.status.value!r}): "
                 "only a completed answer has follow-up questions."
             )
-        config = await self._config_ran(message)
+        config = await self._configs.config_ran(message)
         if not config.suggested_questions_after_answer:
             raise Conflict(
                 f"Agent {message.agent_id!r} does not suggest follow-up questions: set "
@@ -83,17 +83,3 @@ class SuggestFollowUps:
         questions = clean_follow_ups(raw)
         await self._store.save_follow_ups(message.id, questions)
         return questions
-
-    async def _config_ran(self, message: Message) -> AgentConfig:
-        """The config the message ran: its published version, else (a debugger turn) the agent's
-        draft as it is now, since drafts keep no history."""
-        agent_id = message.agent_id
-        if message.agent_version is not None:
-            version = await self._agents.get_version(agent_id, message.agent_version)
-            if version is not None:
-                return version.config
-        else:
-            agent = await self._agents.get_agent(agent_id)
-            if agent is not None:
-                return agent.draft.config
-        raise NotFound(f"The agent {agent_id!r} that answered message {message.id!r} was not found.")

@@ -87,29 +87,38 @@ class MemoryUpkeep:
             await self.run_pending(PendingUpkeep(config, list(finished)))
 
     async def run_pending(self, pending: PendingUpkeep) -> None:
-        conversation_id = pending.turns[0].conversation_id
+        await self.run_for(pending.config, pending.turns[-1], len(pending.turns), pending)
+
+    async def run_for(
+        self, config: AgentConfig, newest: Message, turns: int, pending: PendingUpkeep | None = None
+    ) -> None:
+        """The upkeep of `turns` finished turns, `newest` the last (a background job names them so).
+        Never raises (but lets cancellation through)."""
+        conversation_id = newest.conversation_id
         try:
             async with self._ledger.exclusive(conversation_id):
-                pending.closed = True  # a turn finishing from now on needs an upkeep of its own
-                await self._jobs(pending.config, pending.turns)
+                if pending is not None:
+                    pending.closed = True  # a turn finishing from now on needs an upkeep of its own
+                await self._jobs(config, newest, turns)
         except ApplicationError as failure:  # the lock or the upkeep state could not be had
             log.warning("memory upkeep of conversation %s skipped: %s", conversation_id, failure.message)
         finally:
-            pending.closed = True
+            if pending is not None:
+                pending.closed = True
 
-    async def _jobs(self, config: AgentConfig, turns: Sequence[Message]) -> None:
-        conversation_id = turns[-1].conversation_id
+    async def _jobs(self, config: AgentConfig, newest: Message, turns: int) -> None:
+        conversation_id = newest.conversation_id
         state = await self._ledger.upkeep_state(conversation_id)
         # Enough recent turns to find the cursor before the oldest of this batch.
-        catch_up = max(SUMMARY_CATCH_UP, len(turns) + 1)
-        digest = self._digest(config, turns[-1], state, catch_up)
+        catch_up = max(SUMMARY_CATCH_UP, turns + 1)
+        digest = self._digest(config, newest, state, catch_up)
         what = f"{_UPKEEP} (summary and entities) of {conversation_id}"
         await self._job(SpanName.UPKEEP_SUMMARY, conversation_id, digest, what)
         fold = self._fold(config, conversation_id)
         what = f"{_UPKEEP} (archive compaction) of {conversation_id}"
         await self._job(SpanName.UPKEEP_ARCHIVE, conversation_id, fold, what)
         if self._index is not None:
-            index = self._index(turns[-1], config)
+            index = self._index(newest, config)
             await self._job(SpanName.UPKEEP_RECALL_INDEX, conversation_id, index,
                             f"{_UPKEEP} (recall index) of {conversation_id}")
 

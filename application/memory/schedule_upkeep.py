@@ -22,7 +22,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from application.memory.run_upkeep import MemoryUpkeep, PendingUpkeep
+from application.memory.run_upkeep import PendingUpkeep
 from application.memory.upkeep_rule import EVERY_TURN, UpkeepRule
 from domain.ids import ConversationId, TaskId
 
@@ -45,6 +45,19 @@ class TurnUpkeep(Protocol):
 
     def after_end(self, config: AgentConfig, finished: Message) -> None:
         """Schedule the rest in the background. Never raises."""
+        ...
+
+
+class UpkeepRunner(Protocol):
+    """Who runs a due batch: `MemoryUpkeep` in this process, or `QueuedUpkeep` on a job worker."""
+
+    @property
+    def extracts_inline(self) -> bool: ...
+
+    async def extract_inline(self, config: AgentConfig, finished: Message) -> None: ...
+
+    async def run_pending(self, pending: PendingUpkeep) -> None:
+        """Never raises (but lets cancellation through)."""
         ...
 
 
@@ -72,7 +85,7 @@ def _words(text: str) -> int:
 class UpkeepScheduler(TurnUpkeep):
     def __init__(
         self,
-        upkeep: MemoryUpkeep,
+        upkeep: UpkeepRunner,
         spawner: TaskSpawner,
         clock: Clock,
         rule: UpkeepRule = EVERY_TURN,

@@ -1,7 +1,8 @@
 """docker-compose.yml, Dockerfile and .dockerignore, checked without a Docker engine.
 
-- the compose file's structure: three services, a healthcheck on each, the api waiting for
-  healthy backends, named volumes declared and used, Redis with an append-only file; and,
+- the compose file's structure: four services, a healthcheck on each, the api waiting for
+  healthy backends, the job worker waiting for the api, on its image with its environment,
+  named volumes declared and used, Redis with an append-only file; and,
   when `check-jsonschema` is installed, validity against the Compose Specification schema it ships;
 - every MEMAGENT_* variable of the api names a real setting (pydantic-settings silently ignores
   unknown ones, so the names are walked through `Settings.model_fields` here) and its value,
@@ -227,15 +228,17 @@ HOST_LLM = {
 # --- compose structure -------------------------------------------------------------------------
 
 
-def test_three_services_on_the_expected_images(services: dict[str, Any]) -> None:
-    assert set(services) == {"api", "postgres", "redis"}
+def test_four_services_on_the_expected_images(services: dict[str, Any]) -> None:
+    assert set(services) == {"api", "worker", "postgres", "redis"}
     assert services["api"]["build"] in (".", {"context": "."})
+    assert services["worker"]["build"] == services["api"]["build"]
+    assert services["worker"]["image"] == services["api"]["image"]
     assert services["postgres"]["image"] == "postgres:16-alpine"
     assert services["redis"]["image"] == "redis:7-alpine"
     assert services["api"]["ports"] == ["8000:8000"]
 
 
-@pytest.mark.parametrize("name", ["api", "postgres", "redis"])
+@pytest.mark.parametrize("name", ["api", "worker", "postgres", "redis"])
 def test_every_service_has_a_healthcheck(services: dict[str, Any], name: str) -> None:
     check = services[name]["healthcheck"]
     test = check["test"]
@@ -260,6 +263,15 @@ def test_the_api_waits_for_healthy_postgres_and_redis(services: dict[str, Any]) 
         "postgres": {"condition": "service_healthy"},
         "redis": {"condition": "service_healthy"},
     }
+
+
+def test_the_job_worker_runs_the_api_s_jobs_once_the_api_has_migrated(services: dict[str, Any]) -> None:
+    worker, api = services["worker"], services["api"]
+    assert worker["command"] == ["memagent", "worker"]
+    assert worker["depends_on"] == {"api": {"condition": "service_healthy"}}
+    assert worker["environment"] == api["environment"]  # the same database, Redis, models and queue
+    assert api["environment"]["MEMAGENT_JOBS__BACKEND"] == "redis"
+    assert api["environment"]["MEMAGENT_MEMORY__BACKEND"] == "redis"
 
 
 def test_named_volumes_are_declared_and_used(compose: dict[str, Any], services: dict[str, Any]) -> None:

@@ -7,16 +7,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import partial
 
+from application.agents.config_ran import ConfigRan
 from application.agents.resolve_config import ResolveConfig
-from application.chat_turn.after_turn import AfterTurn
+from application.chat_turn.after_turn import AfterTurn, TurnEnd
 from application.chat_turn.agent_loop import AgentLoop
 from application.chat_turn.launch_turn import LaunchTurn
+from application.chat_turn.queued_after_turn import QueuedAfterTurn
 from application.chat_turn.run_chat_turn import RunChatTurn, TurnLimits
 from application.chat_turn.save_outcome import SaveOutcome
 from application.chat_turn.start_chat_turn import InputLimits, StartChatTurn
 from application.chat_turn.tool_executor import ToolExecutor
 from application.chat_turn.turn import ChatRequest, TurnHandle
 from application.chat_turn.turn_events import TurnEvents
+from application.chat_turn.turn_jobs import RunTurnJob
 from application.chat_turn.turn_parts import TurnParts
 from application.chat_turn.turn_quota import QuotaDefaults, TurnQuota
 from application.chat_turn.turn_tools import TurnTools
@@ -29,10 +32,12 @@ from application.memory.digest_turns import DigestTurns
 from application.memory.extract_entities import ExtractEntities
 from application.memory.fold_archive import FoldArchive
 from application.memory.long_term_recall import MemoryRecall, SummaryOnlyRecall
+from application.memory.queued_upkeep import QueuedUpkeep
 from application.memory.run_upkeep import MemoryUpkeep
 from application.memory.schedule_upkeep import NoUpkeep, UpkeepScheduler
 from application.memory.short_term_memory import ShortTermMemory
 from application.ports.conversation_writers import FollowUpWriter, Titler
+from application.ports.jobs import JobHandler
 from application.tasks.follow_task import FollowTask, FollowTimes
 from domain.agent import AgentConfig
 from domain.ids import AppId, ConversationId, OwnerId, TaskId
@@ -42,6 +47,7 @@ from domain.tools import RetryPolicy
 from infrastructure.conversations.offline_writers import FirstWordsTitler, TemplateFollowUpWriter
 from infrastructure.events.inprocess_task_control import InProcessTaskControl
 from infrastructure.events.inprocess_task_presence import InProcessTaskPresence
+from infrastructure.jobs.inprocess_job_queue import InProcessJobQueue
 from infrastructure.limits.inprocess_rate_limiter import InProcessRateLimiter
 from infrastructure.memory.composed_digester import ComposedDigester
 from infrastructure.memory.inprocess_memory_store import InProcessEmbeddingCache
@@ -102,6 +108,9 @@ class Harness:
     # Rate limits (none by default) counted in process on the harness's own `time`.
     quotas: QuotaDefaults = field(default_factory=QuotaDefaults)
     limiter: InProcessRateLimiter = field(default_factory=InProcessRateLimiter)
+    # Titles, follow-up questions and upkeep as jobs on an in-process queue (`jobs`), as job workers run them.
+    queued_jobs: bool = False
+    job_handler: JobHandler | None = None  # what the queue runs; RunTurnJob unless a test says otherwise
 
     def __post_init__(self) -> None:
         self.presence = InProcessTaskPresence(clock=self.time.monotonic)
@@ -133,11 +142,18 @@ class Harness:
             new_loop=partial(AgentLoop, tokenizer=tokenizer, ids=ids),
             new_watch=partial(TurnWatch, tasks=self.tasks, presence=self.presence, clock=clock, times=limits.watch),
         )
-        recall, upkeep = (self.recall, self.scheduler) if self.memory_tiers else (SummaryOnlyRecall(), NoUpkeep())
         self.agents = FakeAgentStore.publishing(self.config)
         self.name_conversation = NameConversation(self.titler, self.store, clock)
-        self.suggest = SuggestFollowUps(self.follow_up_writer, self.store, self.agents)
-        after = AfterTurn(upkeep, self.name_conversation, self.suggest, self.writers_spawner, self.title_wait)
+        self.suggest = SuggestFollowUps(self.follow_up_writer, self.store, ConfigRan(self.agents))
+        self.run_job = RunTurnJob(self.store, ConfigRan(self.agents), self.upkeep, self.name_conversation, self.suggest)
+        self.jobs = InProcessJobQueue(self.job_handler or self.run_job, retries=2)
+        if self.queued_jobs:
+            self.scheduler = UpkeepScheduler(QueuedUpkeep(self.upkeep, self.jobs), self.spawner, clock)
+        recall, upkeep = (self.recall, self.scheduler) if self.memory_tiers else (SummaryOnlyRecall(), NoUpkeep())
+        after: TurnEnd = (
+            QueuedAfterTurn(upkeep, self.jobs, self.store, self.title_wait) if self.queued_jobs
+            else AfterTurn(upkeep, self.name_conversation, self.suggest, self.writers_spawner, self.title_wait)
+        )
         self.run_turn = RunChatTurn(
             SaveOutcome(self.store, retry_for=self.save_retry), short_term, recall, after, parts, limits
         )
@@ -160,6 +176,7 @@ class Harness:
 
     async def after_turns(self) -> None:
         """Until the titles and follow-up questions started so far are made."""
+        await self.jobs.drain()
         if isinstance(self.writers_spawner, CollectingSpawner):
             await self.writers_spawner.run_all()
         else:
