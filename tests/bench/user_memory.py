@@ -1,6 +1,6 @@
 """Memory that follows the user: facts and earlier conversations in a new conversation's prompt, in-process.
 
-    python -m tests.bench.user_memory [--quick] [--embedders lexical,local] [--backends sqlite,postgres]
+    python -m tests.bench.user_memory [--quick] [--embedders lexical,local] [--backends sqlite,postgres] [--llm]
 
 One end user has 12 conversations over simulated days (conversation k on day 2k - 1; the container's
 clock is moved, between turns only) with the offline memory of memagent: the scripted model, the
@@ -26,6 +26,12 @@ whether every backend scored the same):
   against floors of the same run: the recall without user memory (`conversation_only`) and the SQL
   read of the user's items alone (`sql_read`); its parts (`user_facts`, `similar`, `embed_query`).
 `targets`: each with its value and whether it is met. Everything but the timings is deterministic.
+
+`--llm` adds `llm_upkeep` (tests/bench/user_memory_llm.py): the scenario with an LLM, the OpenAI-protocol
+test server answering from the offline models, before (an upkeep after every turn, a summary call and an
+entity call) and after (lazy upkeep, one digest call), in the same run: calls and prompt tokens by
+purpose, upkeep calls per turn, upkeep prompt tokens over the chat's, recall; targets <= 0.5 upkeep
+calls per turn, <= 25% of the chat's prompt tokens, >= 90% recall.
 """
 
 from __future__ import annotations
@@ -53,6 +59,7 @@ from interfaces.app import build_container
 from interfaces.container import Container
 from interfaces.lifecycle import start_backends, stop_backends
 from interfaces.settings import Settings
+from tests.bench.user_memory_llm import Prepare, llm_upkeep
 from tests.bench.user_memory_load import OWNER, USER, pg_database, seed_earlier, time_recall
 from tests.bench.user_memory_plan import CONVERSATIONS, FACTS, QUESTION_DAY, asked, conversations
 from tests.bench.user_memory_score import Asked, diagnose, score, tokens
@@ -98,6 +105,7 @@ async def play(container: Container, settings: Settings, clock: SimulatedClock, 
     outcomes = []
     for fact in asked():
         message = await turn(container, fact.question, None)
+        await container.memory.upkeep_scheduler().flush()  # a conversation of its own, which then goes idle
         system = "\n".join(b["text"] for b in json.loads(message.prompt)[0]["content"] if b["type"] == "text")
         full = system_tokens + history + count(fact.question)
         outcomes.append(Asked(fact, message.conversation_id, system, message.usage.prompt_tokens, full))
@@ -127,16 +135,41 @@ async def database(backend: str) -> AsyncIterator[str]:
         yield f"sqlite+aiosqlite:///{Path(folder) / 'bench.db'}"
 
 
+def bench_settings(url: str, embedder: str, **overrides: Any) -> Settings:
+    return Settings(
+        database={"url": url}, agent={"tools": []}, embeddings={"backend": embedder},
+        **{"llm": {"provider": "scripted"}, "memory": {"backend": "inprocess"}, **overrides},
+    )
+
+
+@asynccontextmanager
+async def world(settings: Settings, prepare: Prepare | None = None) -> AsyncIterator[tuple[Container, SimulatedClock]]:
+    """A started container on the scenario's clock; `prepare` overrides its providers first."""
+    container, clock = build_container(settings), SimulatedClock()
+    container.clock.override(providers.Object(clock))
+    if prepare is not None:
+        prepare(container)
+    await start_backends(container, settings)
+    try:
+        yield container, clock
+    finally:
+        await stop_backends(container)
+
+
+async def scenario(quick: bool, overrides: dict[str, Any], prepare: Prepare | None = None) -> dict[str, Any]:
+    """The scenario alone (SQLite, lexical embedder), with settings `overrides`: its recall and prompt tokens."""
+    async with database("sqlite") as url:
+        settings = bench_settings(url, "lexical", **overrides)
+        async with world(settings, prepare) as (container, clock):
+            outcomes = await play(container, settings, clock, quick)
+            return {"recall": score(outcomes) | {"misses": await diagnose(container, outcomes)},
+                    "prompt_tokens": tokens(outcomes)}
+
+
 async def run(backend: str, embedder: str, quick: bool, vectors: dict[str, list[float]]) -> dict[str, Any]:
     async with database(backend) as url:
-        settings = Settings(
-            database={"url": url}, agent={"tools": []}, llm={"provider": "scripted"}, memory={"backend": "inprocess"},
-            embeddings={"backend": embedder},
-        )
-        container, clock = build_container(settings), SimulatedClock()
-        container.clock.override(providers.Object(clock))
-        await start_backends(container, settings)
-        try:
+        settings = bench_settings(url, embedder)
+        async with world(settings) as (container, clock):
             outcomes = await play(container, settings, clock, quick)
             report: dict[str, Any] = {"recall": score(outcomes) | {"misses": await diagnose(container, outcomes)},
                                       "prompt_tokens": tokens(outcomes)}
@@ -149,8 +182,6 @@ async def run(backend: str, embedder: str, quick: bool, vectors: dict[str, list[
             report["timings"] = await time_recall(container, last, questions, 20 if quick else 200)
             assert report["timings"]["items_read"] >= seeded["items"], "the seeded items do not reach recall"
             return report
-        finally:
-            await stop_backends(container)
 
 
 async def measure(embedder: str, backends: list[str], quick: bool) -> dict[str, Any]:
@@ -186,7 +217,7 @@ def targets(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {name: {"value": value, "met": met} for name, (value, met) in goals.items()}
 
 
-async def main(quick: bool, embedders: list[str], backends: list[str]) -> dict[str, Any]:
+async def main(quick: bool, embedders: list[str], backends: list[str], llm: bool = False) -> dict[str, Any]:
     began = time.perf_counter()
     report: dict[str, Any] = {
         "mode": "quick" if quick else "full",
@@ -202,6 +233,9 @@ async def main(quick: bool, embedders: list[str], backends: list[str]) -> dict[s
     for embedder in embedders:
         report[embedder] = await measure(embedder, backends, quick)
     report["targets"] = targets(report)
+    if llm:
+        turns = report["plan"]["turns"] + len(FACTS)  # the questions are turns too
+        report["llm_upkeep"] = await llm_upkeep(lambda overrides, prepare: scenario(quick, overrides, prepare), turns)
     report["seconds"] = round(time.perf_counter() - began, 2)
     return report
 
@@ -211,6 +245,7 @@ if __name__ == "__main__":
     parser.add_argument("--quick", action="store_true", help="2 filler turns a conversation, 100 earlier ones, 20 runs")
     parser.add_argument("--embedders", default="lexical,local")
     parser.add_argument("--backends", default="sqlite,postgres")
+    parser.add_argument("--llm", action="store_true", help="also upkeep's bill with an LLM, before and after")
     args = parser.parse_args()
-    result = asyncio.run(main(args.quick, args.embedders.split(","), args.backends.split(",")))
+    result = asyncio.run(main(args.quick, args.embedders.split(","), args.backends.split(","), args.llm))
     print(json.dumps(result, indent=2, ensure_ascii=False))

@@ -1,5 +1,6 @@
-"""The user-memory benchmark runs in quick mode and prints well-formed JSON; no superseded value is
-shown as current. Timings and the recall shares are not asserted (the shares are targets of the full run)."""
+"""The user-memory benchmark runs in quick mode, with `--llm`, and prints well-formed JSON; no superseded
+value is shown as current. Timings, the recall shares and the upkeep's targets are not asserted (they
+are targets of the full run)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,10 @@ TARGETS = {
     "latest_share_local_at_least_0.95", "latest_share_lexical_at_least_0.85", "stale_questions_0",
     "prompt_saving_vs_full_history_at_least_0.9", "recall_p50_sqlite_lexical_under_10_ms",
 }
+LLM_TARGETS = {
+    "upkeep_calls_per_turn_at_most_0.5", "upkeep_tokens_at_most_0.25_of_chat", "recall_share_at_least_0.9",
+    "recall_share_not_below_before",
+}
 
 
 def check_score(score: dict[str, Any], questions: int) -> None:
@@ -34,10 +39,26 @@ def check_score(score: dict[str, Any], questions: int) -> None:
     assert (score["stale"], score["stale_values"]) == (0, []), score
 
 
+def check_llm_upkeep(section: dict[str, Any], turns: int) -> None:
+    before, after = section["before"], section["after"]
+    # Every turn is one chat call, before and after; before, each is upkept with a summary and an entity call.
+    assert before["calls"]["chat"] == after["calls"]["chat"] == turns
+    assert before["calls"]["summary"] == before["calls"]["entities"] == turns
+    # After, one digest call covers the summary and the entities (the user facts too), for several turns.
+    assert set(after["calls"]) <= {"chat", "title", "digest", "archive"}, after["calls"]
+    assert 0 < after["calls"]["digest"] < turns
+    for bill in (before, after):
+        assert bill["stale"] == 0
+        upkeep = sum(n for p, n in bill["calls"].items() if p in {"digest", "summary", "entities", "archive"})
+        assert bill["upkeep_calls_per_turn"] == round(upkeep / turns, 3)
+    assert set(section["targets"]) == LLM_TARGETS
+    assert all(isinstance(t["met"], bool) for t in section["targets"].values())
+
+
 def test_the_quick_user_memory_benchmark_shows_no_stale_fact_and_prints_well_formed_json() -> None:
     # One torch thread: on a small CI machine the model's threads only contend with the event loop.
     done = subprocess.run(
-        [sys.executable, "-m", "tests.bench.user_memory", "--quick"],
+        [sys.executable, "-m", "tests.bench.user_memory", "--quick", "--llm"],
         cwd=ROOT, env=service_env({"OMP_NUM_THREADS": "1"}), capture_output=True, text=True, timeout=600, check=False,
     )
     assert done.returncode == 0, done.stderr
@@ -63,3 +84,4 @@ def test_the_quick_user_memory_benchmark_shows_no_stale_fact_and_prints_well_for
     assert set(report["targets"]) == TARGETS
     assert report["targets"]["stale_questions_0"] == {"value": 0, "met": True}
     assert all(isinstance(t["met"], bool) for t in report["targets"].values())
+    check_llm_upkeep(report["llm_upkeep"], plan["turns"] + plan["questions"])
