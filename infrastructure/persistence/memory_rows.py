@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Boolean, Double, Index, LargeBinary, String, Text, true
+from sqlalchemy import Boolean, Double, Index, LargeBinary, String, Text, func, select, true
 from sqlalchemy.orm import Mapped, mapped_column
 
 from domain.ids import ConversationId, MessageId
@@ -26,6 +26,11 @@ from domain.memory_archive import ArchiveEntry
 from domain.memory_entities import Entity, EntityScope, EntitySource
 from domain.user_memory import RecallItem, RecallKind
 from infrastructure.persistence.rows import END_USER, ID, OWNER, SEQUENCE, TIMESTAMP, Base, utc
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from sqlalchemy import ColumnElement, ColumnExpressionArgument, FromClause, Row, Select
 
 SHARED = ""  # agent_id of a user fact shared by the account's agents; conversation_id of any user fact
 
@@ -62,9 +67,12 @@ class MemoryItemRow(Base):
     __tablename__ = "memory_items"
     __table_args__ = (
         Index("ix_memory_items_user", "owner", "end_user", "conversation_id"),
-        Index("ix_memory_items_conversation", "conversation_id", "kind", "created_at"),
-        # Recall's version query, from the index alone.
-        Index("ix_memory_items_recall", "owner", "end_user", "recall_scope", "model", "agent_id", "changed_at"),
+        # The archive's version query (count, newest `changed_at`) from the index alone: on SQLite
+        # a row's columns after its vector lie on overflow pages (migration 0010).
+        Index("ix_memory_items_conversation", "conversation_id", "kind", "created_at", "changed_at"),
+        # Recall's version query, from the index alone: the turn's own conversation is left out.
+        Index("ix_memory_items_recall", "owner", "end_user", "recall_scope", "model", "agent_id", "conversation_id",
+              "changed_at"),
     )
 
     id: Mapped[str] = mapped_column(ITEM_ID, primary_key=True)
@@ -84,6 +92,29 @@ class MemoryItemRow(Base):
     # When its vector or scope last changed: with the count, the version of a user's recall matrix
     # (infrastructure/persistence/recall_matrices.py).
     changed_at: Mapped[datetime | None] = mapped_column(TIMESTAMP)
+
+
+def with_version(
+    where: Sequence[ColumnElement[bool]], columns: Sequence[ColumnExpressionArgument[Any]] = (),
+    on: ColumnElement[bool] | None = None, items: FromClause | None = None,
+) -> Select[Any]:
+    """`columns` of the items `on` picks (of `items`, the table or a join of it), beside the version
+    of those `where` picks (their count and newest `changed_at`): one round trip and one snapshot
+    for both. There is a row even when no item is picked, the version's, with NULL columns
+    (`versioned` splits them); with no `on`, only the version is read (an empty IN in an outer
+    join's condition would have SQLite scan the table)."""
+    version = select(func.count().label("count"), func.max(MemoryItemRow.changed_at).label("newest"))
+    of = version.where(*where).subquery("version")
+    if on is None:
+        return select(of.c.count, of.c.newest)
+    return select(of.c.count, of.c.newest, *columns).select_from(of).outerjoin(
+        MemoryItemRow if items is None else items, on
+    )
+
+
+def versioned(rows: Sequence[Row[Any]]) -> tuple[tuple[Any, ...], list[Row[Any]]]:
+    """A `with_version` result as the version and the items' rows."""
+    return (rows[0].count, rows[0].newest), [row for row in rows if "id" in row._fields and row.id is not None]
 
 
 def entity_to_domain(row: MemoryEntityRow) -> Entity:
@@ -118,12 +149,12 @@ def entity_values(entity: Entity) -> dict[str, Any]:
     }
 
 
-def archive_to_domain(row: MemoryItemRow) -> ArchiveEntry:
+def archive_to_domain(row: MemoryItemRow | Row[Any]) -> ArchiveEntry:
     sources = tuple(MessageId(m) for m in json.loads(row.source_message_ids))
     return ArchiveEntry(row.id, ConversationId(row.conversation_id), row.text, sources, utc(row.created_at))
 
 
-def item_to_domain(row: MemoryItemRow) -> RecallItem:
+def item_to_domain(row: MemoryItemRow | Row[Any]) -> RecallItem:
     sources = tuple(MessageId(m) for m in json.loads(row.source_message_ids))
     return RecallItem(row.id, RecallKind(row.kind), ConversationId(row.conversation_id), row.text, sources)
 

@@ -5,8 +5,9 @@ Recall across conversations runs at every turn; reading and stacking a user's th
 each time costs more than the rest of recall. So each (user, scope, model, dimension) keeps its
 matrix here, rows L2-normalised, with the *version* it was read at: the count of the user's
 embedded items and the newest `changed_at` among them, which every write changes (a new vector, a
-new scope, an item gone). A turn reads the version (one index-only query), and only a changed one
-reads the vectors again, so another process's writes are seen at the next turn. A conversation's
+new scope, an item gone). A turn ranks with the matrix it has and reads the version in the query
+that reads the best items' text (`latest`); only a changed version reads the vectors again, and
+ranks again, so another process's writes are seen at the next turn. A conversation's
 own archive (`ArchiveMatrix`) is kept the same way, by (conversation, model, dimension), its version
 the count of its entries and the newest `changed_at` among them. At most `max_bytes` of matrices
 are kept, the least recently used dropped first.
@@ -129,9 +130,11 @@ class RecallMatrices:
         self._bytes = 0
         self._max_bytes = max_bytes
 
-    def get(self, key: Hashable, version: tuple[Any, ...], kind: type[K]) -> K | None:
+    def latest(self, key: Hashable, kind: type[K]) -> K | None:
+        """The matrix last read for `key`, whatever its version: to rank with at once and check its
+        version in the same query that reads the best items, read again only when it changed."""
         matrix = self._matrices.get(key)
-        if not isinstance(matrix, kind) or matrix.version != version:
+        if not isinstance(matrix, kind):
             return None
         self._matrices.move_to_end(key)
         return matrix

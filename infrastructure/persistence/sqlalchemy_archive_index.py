@@ -1,28 +1,29 @@
 """A conversation's archive ranked for recall in SQL, on SQLite and PostgreSQL, by the vectors the
 upkeep stored with its entries (`memory_items.vector`, written once by `IndexMemory`).
 
-A turn reads the archive's version (the count of its entries and their newest `changed_at`, one
-query on `ix_memory_items_conversation`), ranks with the matrix kept in process
-(`recall_matrices.ArchiveMatrix`; read again only when the version changed, so another process's
-fold, vector or forget is seen at the next turn), and reads the best few entries only.
+A turn ranks with the matrix kept in process (`recall_matrices.ArchiveMatrix`) and reads the best
+few entries in one query, beside the archive's version (the count of its entries and their newest
+`changed_at`, from `ix_memory_items_conversation` alone). Only a changed version reads the matrix
+again (in one query with its version) and ranks again, so another process's fold, vector or forget
+is seen at the next turn.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, select
+from sqlalchemy import and_, func, select
 
 from application.ports.archive_index import ArchiveIndex, ArchiveRanking
 from domain.memory_archive import RankedEntry
 from domain.user_memory import RecallKind
-from infrastructure.persistence.memory_rows import MemoryItemRow, archive_to_domain
+from infrastructure.persistence.memory_rows import MemoryItemRow, archive_to_domain, versioned, with_version
 from infrastructure.persistence.recall_matrices import ArchiveMatrix, RecallMatrices, normalised
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from sqlalchemy.ext.asyncio import AsyncSession
+    import numpy as np
 
     from domain.ids import ConversationId
     from domain.memory_archive import ArchiveEntry
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
 
 I = MemoryItemRow  # noqa: E741 - the table's one-letter alias, as in SQL
 NEWEST_FIRST = (I.created_at.desc(), I.id)
+# What an entry is made of: neither its vector nor its model, which a row stores after these.
+ENTRY = (I.id, I.conversation_id, I.text, I.source_message_ids, I.created_at)
 
 
 class SqlAlchemyArchiveIndex(ArchiveIndex):
@@ -41,22 +44,28 @@ class SqlAlchemyArchiveIndex(ArchiveIndex):
         self, conversation_id: ConversationId, model: str, query: Sequence[float], top_k: int
     ) -> ArchiveRanking:
         wanted = normalised(query)
-        where = (I.conversation_id == conversation_id, I.kind == RecallKind.ARCHIVE.value)
+        where = [I.conversation_id == conversation_id, I.kind == RecallKind.ARCHIVE.value]
         key = ("archive", conversation_id, model, wanted.size)
         async with self._db.transaction("rank the archive") as session:
-            version = tuple((await session.execute(select(func.count(), func.max(I.changed_at)).where(*where))).one())
-            matrix = self._matrices.get(key, version, ArchiveMatrix)
-            if matrix is None:
-                rows = (await session.execute(
-                    select(I.id, I.text, I.model, I.vector).where(*where).order_by(*NEWEST_FIRST)
-                )).all()
-                matrix = ArchiveMatrix.of(version, rows, model, wanted.size)
-                self._matrices.put(key, matrix)
-            best = matrix.best(wanted, top_k) if top_k > 0 else []
-            entries = await _entries(session, [item_id for item_id, _ in best] + list(matrix.unembedded))
-        ranked = [RankedEntry(entries[item_id], score) for item_id, score in best if item_id in entries]
-        unembedded = [entries[item_id] for item_id in matrix.unembedded if item_id in entries]
-        return ArchiveRanking(matrix.size, ranked, unembedded)
+            kept = self._matrices.latest(key, ArchiveMatrix)
+            if kept is not None:
+                best = _best(kept, wanted, top_k)
+                ids = _wanted(kept, best)
+                version, rows = versioned((await session.execute(
+                    with_version(where, ENTRY, I.id.in_(ids) if ids else None)
+                )).all())
+                if version == kept.version:
+                    return _ranking(kept, best, rows)
+            # Never read, or changed since: the matrix read again with its version, and ranked again.
+            version, rows = versioned((await session.execute(
+                with_version(where, (I.id, I.text, I.model, I.vector), and_(*where)).order_by(*NEWEST_FIRST)
+            )).all())
+            matrix = ArchiveMatrix.of(version, rows, model, wanted.size)
+            self._matrices.put(key, matrix)
+            best = _best(matrix, wanted, top_k)
+            ids = _wanted(matrix, best)
+            entries = (await session.execute(select(*ENTRY).where(I.id.in_(ids)))).all() if ids else []
+        return _ranking(matrix, best, entries)
 
     async def newest_archive(self, conversation_id: ConversationId, top_k: int) -> ArchiveRanking:
         where = (I.conversation_id == conversation_id, I.kind == RecallKind.ARCHIVE.value, I.text != "")
@@ -67,8 +76,18 @@ class SqlAlchemyArchiveIndex(ArchiveIndex):
         return ArchiveRanking(count, newest)
 
 
-async def _entries(session: AsyncSession, ids: Sequence[str]) -> dict[str, ArchiveEntry]:
-    if not ids:
-        return {}
-    rows = await session.scalars(select(I).where(I.id.in_(ids)))
-    return {row.id: archive_to_domain(row) for row in rows}
+def _best(matrix: ArchiveMatrix, wanted: np.ndarray, top_k: int) -> list[tuple[str, float]]:
+    return matrix.best(wanted, top_k) if top_k > 0 else []
+
+
+def _wanted(matrix: ArchiveMatrix, best: Sequence[tuple[str, float]]) -> list[str]:
+    """The entries a ranking reads: the best, and those without a vector to be embedded by the caller."""
+    return [item_id for item_id, _ in best] + list(matrix.unembedded)
+
+
+def _ranking(matrix: ArchiveMatrix, best: Sequence[tuple[str, float]], rows: Sequence[Any]) -> ArchiveRanking:
+    """What the ranking found, of the entries still there (one forgotten since drops out)."""
+    entries: dict[str, ArchiveEntry] = {row.id: archive_to_domain(row) for row in rows}
+    ranked = [RankedEntry(entries[item_id], score) for item_id, score in best if item_id in entries]
+    unembedded = [entries[item_id] for item_id in matrix.unembedded if item_id in entries]
+    return ArchiveRanking(matrix.size, ranked, unembedded)

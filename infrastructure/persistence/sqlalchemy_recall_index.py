@@ -1,12 +1,13 @@
 """The recall index in SQL: archive entries and summaries of a user's conversations, with their
 vectors, ranked by cosine similarity (numpy).
 
-Recall (`for_recall`) reads the version of the user's shared items but those of the turn's own
-conversation (one query on `ix_memory_items_recall`), ranks them with the matrix kept in process for
-that user and conversation (`recall_matrices.py`; read again only when the version changed, which
-the turn's own conversation, upkept at every turn, does not change), and reads text and sources of the
-best few only, joined to their conversations so that a deleted one is left out. A search of the
-memory API (`for_recall=False`) reads all of the user's items with that join and ranks them once.
+Recall (`for_recall`) ranks the user's shared items but those of the turn's own conversation with
+the matrix kept in process for that user and conversation (`recall_matrices.py`), and reads text and
+sources of the best few only, joined to their conversations so that a deleted one is left out, in
+one query with the version of those items (from `ix_memory_items_recall` alone). Only a changed
+version, which the turn's own conversation, upkept at every turn, does not change, reads the
+matrix again and ranks again. A search of the memory API (`for_recall=False`) reads all of the
+user's items with that join and ranks them once.
 tests/bench/user_memory.py measures both.
 """
 
@@ -17,20 +18,28 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import and_, delete, func, select, update
+from sqlalchemy import and_, delete, func, join, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from application.ports.memory_record import RecallIndex
 from domain.conversation import MessageStatus
 from domain.user_memory import FactHolder, RecallItem, RecallKind, RecallScope, ScoredItem
-from infrastructure.persistence.memory_rows import MemoryItemRow, item_to_domain, summary_item_id
+from infrastructure.persistence.memory_rows import (
+    MemoryItemRow,
+    item_to_domain,
+    summary_item_id,
+    versioned,
+    with_version,
+)
 from infrastructure.persistence.recall_matrices import Matrix, RecallMatrices, normalised
 from infrastructure.persistence.rows import ConversationRow, MessageRow, message_to_domain, utc
 from infrastructure.persistence.turn_statements import BLANK
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+
+    from sqlalchemy import ColumnElement, Select
 
     from domain.conversation import Conversation, Message
     from domain.ids import AppId, ConversationId, MessageId, OwnerId
@@ -141,25 +150,22 @@ class SqlAlchemyRecallIndex(RecallIndex):
             where.append(I.conversation_id != exclude)
         key = (holder, shared, model, wanted.size, exclude)
         async with self._db.transaction("recall across conversations") as session:
-            version = tuple((await session.execute(select(func.count(), func.max(I.changed_at)).where(*where))).one())
-            matrix = self._matrices.get(key, version, Matrix)
-            if matrix is None:
-                found = (await session.execute(select(I.id, I.conversation_id, I.vector).where(*where))).all()
-                matrix = Matrix.of(version, found, wanted.size)
-                self._matrices.put(key, matrix)
-            # A few more than asked: a conversation deleted since (its items not erased yet) drops out below.
+            kept = self._matrices.latest(key, Matrix)
+            if kept is not None:
+                # A few more than asked: a conversation deleted since (its items not erased yet) drops out below.
+                best = kept.best(wanted, None, top_k * 2 + 2)
+                version, rows = versioned((await session.execute(_best_items(where, best))).all())
+                if version == kept.version:
+                    return _scored(best, rows, top_k)
+            # Never read, or changed since: the matrix read again with its version, and ranked again.
+            version, found = versioned((await session.execute(
+                with_version(where, (I.id, I.conversation_id, I.vector), and_(*where))
+            )).all())
+            matrix = Matrix.of(version, found, wanted.size)
+            self._matrices.put(key, matrix)
             best = matrix.best(wanted, None, top_k * 2 + 2)
-            if not best:
-                return []
-            c = ConversationRow
-            live = and_(c.id == I.conversation_id, c.deleted_at.is_(None), c.is_debug.is_(False))
-            rows = (await session.execute(
-                select(I.id, I.kind, I.conversation_id, I.text, I.source_message_ids).join(c, live)
-                .where(I.id.in_([item_id for item_id, _, _ in best]))
-            )).all()
-        found_rows = {row.id: row for row in rows}
-        return [ScoredItem(_item(found_rows[item_id]), score) for item_id, _, score in best
-                if item_id in found_rows][:top_k]
+            rows = versioned((await session.execute(_best_items(where, best))).all())[1] if best else []
+        return _scored(best, rows, top_k)
 
     async def recent_turns(self, holder: FactHolder, limit: int) -> list[Message]:
         c, m = ConversationRow, MessageRow
@@ -173,6 +179,21 @@ class SqlAlchemyRecallIndex(RecallIndex):
         statement = select(m).join(c, c.id == m.conversation_id).where(*where).order_by(*newest_first).limit(limit)
         async with self._db.transaction("read a user's recent turns") as session:
             return [message_to_domain(row) for row in await session.scalars(statement)]
+
+
+def _best_items(where: Sequence[ColumnElement[bool]], best: Sequence[tuple[str, str, float]]) -> Select[Any]:
+    """The best items' text and sources, of live conversations only, beside the version of those
+    `where` picks."""
+    c = ConversationRow
+    live = and_(c.id == I.conversation_id, c.deleted_at.is_(None), c.is_debug.is_(False))
+    picked = I.id.in_([item_id for item_id, _, _ in best]) if best else None
+    return with_version(where, (I.id, I.kind, I.conversation_id, I.text, I.source_message_ids), picked,
+                        join(I, ConversationRow, live))
+
+
+def _scored(best: Sequence[tuple[str, str, float]], rows: Sequence[Any], top_k: int) -> list[ScoredItem]:
+    found = {row.id: row for row in rows}
+    return [ScoredItem(_item(found[item_id]), score) for item_id, _, score in best if item_id in found][:top_k]
 
 
 def _ranked(rows: Sequence[Any], query: Sequence[float], top_k: int) -> list[ScoredItem]:

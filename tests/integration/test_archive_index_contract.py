@@ -4,9 +4,11 @@ PostgreSQL: one matrix product ranks as the cosine of every entry did, vectors a
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 import pytest
+from sqlalchemy import event
 
 from application.memory.long_term_recall import MemoryRecall
 from domain.agent import AgentConfig
@@ -28,7 +30,7 @@ from tests.integration.memory_record_fixtures import (  # noqa: F401  (fixtures 
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Hashable
+    from collections.abc import Hashable, Iterator
 
     from domain.conversation import Conversation
     from domain.memory_archive import ArchiveEntry
@@ -133,6 +135,49 @@ async def test_a_write_is_seen_at_the_next_ranking_in_this_process_and_another(m
     await archive.record.forget_conversation(conversation_id)
     assert await best(archive.index) == await best(elsewhere) == []
     assert matrices.reads == 3
+
+
+async def test_an_unchanged_archive_is_ranked_in_one_query_its_version_from_the_index_alone(
+    memory_db: Database,  # noqa: F811
+) -> None:
+    archive = Archive(memory_db, await World(memory_db).conversation())
+    embedder = LexicalEmbedder()
+    await archive.embed(await archive.add(["the garden shed", "train tickets", "tax forms"]), embedder)
+    [wanted] = await embedder.embed(["shed"])
+    await archive.index.ranked_archive(archive.conversation.id, embedder.name, wanted, 2)  # the matrix read
+    with statements(memory_db) as seen:
+        found = await archive.index.ranked_archive(archive.conversation.id, embedder.name, wanted, 2)
+    assert [r.entry.summary for r in found.ranked][:1] == ["the garden shed"]
+    assert (found.entries, len(found.ranked)) == (3, 2)
+    assert len(seen) == 1, "the best entries and the archive's version in one round trip"
+    await assert_version_from_index(memory_db, seen[0], "ix_memory_items_conversation")
+
+
+@contextmanager
+def statements(db: Database) -> Iterator[list[tuple[str, Any]]]:
+    """The statements the database runs meanwhile, with their parameters."""
+    seen: list[tuple[str, Any]] = []
+
+    def record(_conn: Any, _cursor: Any, statement: str, parameters: Any, *_: Any) -> None:
+        seen.append((statement, parameters))
+
+    event.listen(db.engine.sync_engine, "before_cursor_execute", record)
+    try:
+        yield seen
+    finally:
+        event.remove(db.engine.sync_engine, "before_cursor_execute", record)
+
+
+async def assert_version_from_index(db: Database, statement: tuple[str, Any], index: str) -> None:
+    """On SQLite, the version in `statement` is read from `index` alone, not from the rows (whose
+    columns after the vector lie on overflow pages). PostgreSQL's plan for a table this small is
+    its own choice, so it is not asserted there."""
+    if not db.is_sqlite:
+        return
+    sql, parameters = statement
+    async with db.engine.connect() as connection:
+        plan = [row[-1] for row in await connection.exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}", parameters)]
+    assert f"SEARCH memory_items USING COVERING INDEX {index}" in " ".join(plan), plan
 
 
 class CountingMatrices(RecallMatrices):

@@ -28,6 +28,7 @@ from tests.integration.memory_record_fixtures import (  # noqa: F401  (fixtures 
     memory_pg_url,
     memory_url,
 )
+from tests.integration.test_archive_index_contract import assert_version_from_index, statements
 
 pytestmark = pytest.mark.integration
 
@@ -203,3 +204,21 @@ async def test_recall_sees_every_change_made_since_its_matrix_was_read_even_by_a
     assert await found(index, for_recall=True) == []
     await elsewhere.share(first.id, RecallScope.NONE)
     assert await found(index, query=(0.0, 1.0, 0.0), for_recall=True) == []
+
+
+async def test_unchanged_recall_is_one_query_its_version_from_the_index_alone(
+    index: SqlAlchemyRecallIndex, items: Items, memory_db: Database  # noqa: F811
+) -> None:
+    own, _ = await items.item([0.0, 1.0, 0.0])
+    first, first_id = await items.item([1.0, 0.0, 0.0])
+    second, second_id = await items.item([0.9, 0.1, 0.0])
+    for conversation in (own, first, second):
+        await index.share(conversation.id, RecallScope.ACCOUNT)
+    assert await found(index, exclude=own.id, for_recall=True) == [first_id, second_id]  # the matrix read
+    with statements(memory_db) as seen:
+        assert await found(index, exclude=own.id, for_recall=True) == [first_id, second_id]
+    assert len(seen) == 1, "the best items and the version of the holder's in one round trip"
+    await assert_version_from_index(memory_db, seen[0], "ix_memory_items_recall")
+    with statements(memory_db) as seen:
+        assert await found(index, query=(0.0, 0.0, 1.0), exclude=own.id, for_recall=True) == []
+    assert len(seen) == 1, "nothing similar: the version alone"
