@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import operator
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from domain.errors import DomainError
@@ -26,6 +27,34 @@ class Dataset:
     def __post_init__(self) -> None:
         if not self.name.strip() or len(self.name) > 200:
             raise DomainError("a dataset needs a name of 1 to 200 characters")
+
+
+class DocumentStatus(StrEnum):
+    INDEXING = "indexing"  # stored with its text, waiting for a job worker to cut and embed it
+    READY = "ready"  # its chunks and their vectors are searchable
+    FAILED = "failed"  # the last attempt to index it failed (`Document.error` says why)
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A document of a dataset, as its owner sees it: what was sent, and how far its indexing is."""
+
+    id: str
+    dataset_id: str
+    name: str
+    media_type: str
+    size: int  # bytes of UTF-8 text
+    chunks: int
+    status: DocumentStatus = DocumentStatus.READY
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PendingDocument:
+    """A checked document not indexed yet, with its text: what an ingestion job reads."""
+
+    document: Document
+    text: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ from application.accounts.list_api_keys import ListApiKeys
 from application.accounts.revoke_agent_key import RevokeAgentKey
 from application.accounts.revoke_api_key import RevokeApiKey
 from application.agents.cached_agent_store import CachedAgentStore
+from application.background_jobs import JobRoutes
 from application.chat_turn.agent_loop import AgentLoop
 from application.chat_turn.complete_chat import CompleteChat
 from application.chat_turn.launch_turn import LaunchTurn
@@ -37,7 +38,10 @@ from application.knowledge.add_document import AddDocument
 from application.knowledge.create_dataset import CreateDataset
 from application.knowledge.describe_dataset import DescribeDataset
 from application.knowledge.documents import DocumentLimits
+from application.knowledge.ingest_document import IngestDocument
 from application.knowledge.list_datasets import ListDatasets
+from application.knowledge.queue_document import QueueDocument
+from application.knowledge.read_document import ReadDocument
 from application.knowledge.retrieval import Retrieval
 from application.tasks.follow_task import FollowTask, FollowTimes
 from application.tasks.stop_message import StopMessage
@@ -70,6 +74,7 @@ from infrastructure.models.scripted_model import ScriptedChatModel
 from infrastructure.persistence.database import Database
 from infrastructure.persistence.sqlalchemy_agent_store import SqlAlchemyAgentStore
 from infrastructure.persistence.sqlalchemy_api_key_store import SqlAlchemyApiKeyStore
+from infrastructure.persistence.sqlalchemy_document_intake import SqlAlchemyDocumentIntake
 from infrastructure.persistence.sqlalchemy_knowledge_base import SqlAlchemyKnowledgeBase
 from infrastructure.persistence.sqlalchemy_message_store import SqlAlchemyMessageStore
 from infrastructure.redis_client import RedisClient
@@ -241,14 +246,10 @@ class Container(containers.DeclarativeContainer):
         upkeep=memory.upkeep_scheduler, title_wait=config.titles.wait, metrics=metrics, tokenizer=tokenizer,
         tracer=tracer, recorder=model_calls.record, price=llm_config.provided.price,
     )
-    # What `memagent worker` runs: a job of a finished turn, from the record alone.
+    # A job of a finished turn, run by `memagent worker` from the record alone.
     run_turn_job = providers.Singleton(
         RunTurnJob, store=message_store, configs=writers.configs, upkeep=memory.upkeep,
         name=writers.name_conversation, suggest=writers.suggest_follow_ups, tracer=tracer,
-    )
-    job_worker = providers.Singleton(
-        SaqJobWorker, queue=job_queue, handler=run_turn_job, concurrency=config.jobs.concurrency,
-        sweep_interval=config.jobs.sweep_interval,
     )
     # The objects of one turn: factories, called by RunChatTurn with the per-turn values by keyword.
     turn_parts = providers.Singleton(
@@ -321,8 +322,24 @@ class Container(containers.DeclarativeContainer):
         chunk_overlap=config.knowledge.chunk_overlap,
     )
     create_dataset = providers.Singleton(CreateDataset, knowledge=knowledge_base, clock=clock, ids=ids)
-    add_document = providers.Singleton(
-        AddDocument, knowledge=knowledge_base, embedder=embedder, ids=ids, limits=document_limits
+    document_intake = providers.Singleton(SqlAlchemyDocumentIntake, database=database)
+    # A document indexed in its request, or (MEMAGENT_JOBS__BACKEND=redis) by an ingestion job.
+    add_document = providers.Selector(
+        config.jobs.backend,
+        inprocess=providers.Singleton(AddDocument, knowledge=knowledge_base, intake=document_intake,
+                                      embedder=embedder, ids=ids, clock=clock, limits=document_limits),
+        redis=providers.Singleton(QueueDocument, knowledge=knowledge_base, intake=document_intake, jobs=job_queue,
+                                  ids=ids, clock=clock, limits=document_limits),
+    )
+    read_document = providers.Singleton(ReadDocument, intake=document_intake)
+    # What `memagent worker` runs: a turn's job (run_turn_job) or an ingestion, by its kind.
+    ingest_document = providers.Singleton(
+        IngestDocument, intake=document_intake, embedder=embedder, ids=ids, limits=document_limits
+    )
+    job_worker = providers.Singleton(
+        SaqJobWorker, queue=job_queue, handler=providers.Singleton(JobRoutes, turns=run_turn_job,
+                                                                   documents=ingest_document),
+        concurrency=config.jobs.concurrency, sweep_interval=config.jobs.sweep_interval,
     )
     describe_dataset = providers.Singleton(DescribeDataset, knowledge=knowledge_base, inventory=knowledge_base)
     list_datasets = providers.Singleton(ListDatasets, knowledge=knowledge_base, inventory=knowledge_base)

@@ -19,7 +19,7 @@ from application.ports.chat_models import ModelProfile
 from domain.agent import AgentConfig, ModelCapabilities, ModelParams
 from domain.agents import PLATFORM_OWNER, Agent, AgentDraft, AgentStatus, AgentVersion
 from domain.ids import AppId, OwnerId, TaskId
-from domain.knowledge import Chunk, Dataset, ScoredChunk, cosine
+from domain.knowledge import Chunk, Dataset, Document, DocumentStatus, PendingDocument, ScoredChunk, cosine
 from domain.messages import Msg
 from domain.tools import ToolCall, ToolSpec
 
@@ -329,3 +329,43 @@ class FakeKnowledgeBase:
         mine = {d for d in dataset_ids if d in self.datasets and self.datasets[d].owner == owner}
         scored = [ScoredChunk(c, cosine(vector, v)) for c, v in self.chunks if c.dataset_id in mine]
         return sorted((s for s in scored if s.score >= min_score), key=lambda s: -s.score)[:top_k]
+
+
+class FakeDocumentIntake:
+    """Documents waiting for ingestion, in dicts; completing one adds its chunks to `knowledge`."""
+
+    def __init__(self, knowledge: FakeKnowledgeBase) -> None:
+        self.knowledge = knowledge
+        self.documents: dict[str, Document] = {}
+        self.texts: dict[str, str] = {}
+
+    async def add_pending(self, pending: PendingDocument, at: datetime) -> None:
+        self.documents[pending.document.id] = pending.document
+        self.texts[pending.document.id] = pending.text
+
+    async def pending(self, document_id: str) -> PendingDocument | None:
+        found = self.documents.get(document_id)
+        if found is None or found.status is not DocumentStatus.INDEXING:
+            return None
+        return PendingDocument(found, self.texts[document_id])
+
+    async def complete(self, document_id: str, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]]) -> bool:
+        if await self.pending(document_id) is None:
+            return False
+        await self.knowledge.add_chunks(chunks, vectors)
+        self.documents[document_id] = replace(self.documents[document_id], chunks=len(chunks),
+                                              status=DocumentStatus.READY)
+        del self.texts[document_id]
+        return True
+
+    async def fail(self, document_id: str, error: str) -> None:
+        if await self.pending(document_id) is not None:
+            self.documents[document_id] = replace(self.documents[document_id], status=DocumentStatus.FAILED,
+                                                  error=error)
+
+    async def get_document(self, dataset_id: str, document_id: str, owner: OwnerId) -> Document | None:
+        found = self.documents.get(document_id)
+        dataset = self.knowledge.datasets.get(dataset_id)
+        if found is None or found.dataset_id != dataset_id or dataset is None or dataset.owner != owner:
+            return None
+        return found

@@ -54,6 +54,6 @@ class QueuedAfterTurn(TurnEnd):
         self._upkeep.after_end(config, finished)
 
     async def _queued(self, kind: JobKind, finished: Message) -> Job | None:
-        job = Job(kind, finished.owner, finished.conversation_id, finished.id)
+        job = Job.after_turn(kind, finished)
         _, failed = await best_effort(self._jobs.enqueue(job), False, f"queueing job {job.key}")
         return job if failed is None else None  # queued now, or by an earlier call: either can be waited for

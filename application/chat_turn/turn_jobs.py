@@ -48,7 +48,7 @@ class RunTurnJob(JobHandler):
         self._suggest = suggest
         self._tracer = tracer
 
-    async def __call__(self, job: Job) -> None:
+    async def __call__(self, job: Job, last_try: bool = False) -> None:
         message = await self._store.get_message(job.message_id, job.owner)
         if message is None or not message.is_completed_turn:
             log.info("job %s: message %s is gone or not a completed turn, nothing to do", job.key, job.message_id)

@@ -70,16 +70,6 @@ class DatasetSummary:
     chunks: int
 
 
-@dataclass(frozen=True, slots=True)
-class AddedDocument:
-    id: str
-    dataset_id: str
-    name: str
-    media_type: str
-    size: int  # bytes of UTF-8 text
-    chunks: int
-
-
 def document_type(name: str, media_type: str | None) -> str:
     """`text/plain` or `text/markdown`: the media type a client sent, else the name's. The name and
     the type are checked alike: `x.sh` is refused whatever type it is sent as."""

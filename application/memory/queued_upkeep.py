@@ -41,5 +41,5 @@ class QueuedUpkeep:
         next one, whose digest starts from the cursor."""
         pending.closed = True  # the job is queued as it is: a later turn gets a job of its own
         newest = pending.turns[-1]
-        job = Job(JobKind.UPKEEP, newest.owner, newest.conversation_id, newest.id, len(pending.turns))
+        job = Job.after_turn(JobKind.UPKEEP, newest, len(pending.turns))
         await best_effort(self._jobs.enqueue(job), False, f"queueing the memory upkeep of {newest.conversation_id}")

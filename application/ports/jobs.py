@@ -24,6 +24,7 @@ class JobQueue(Protocol):
 
 
 class JobHandler(Protocol):
-    async def __call__(self, job: Job) -> None:
-        """Run one job. Raising asks the queue for a retry, up to its limit."""
+    async def __call__(self, job: Job, last_try: bool) -> None:
+        """Run one job. Raising asks the queue for a retry, up to its limit; `last_try`: no retry
+        follows this attempt, so a failure is for good."""
         ...

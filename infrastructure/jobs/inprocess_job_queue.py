@@ -53,7 +53,7 @@ class InProcessJobQueue(JobQueue):
     async def _attempts(self, job: Job) -> None:
         for attempt in range(1, self._retries + 1):
             try:
-                await self._handler(job)
+                await self._handler(job, attempt == self._retries)
                 return
             except Exception:  # a job's failure is the queue's to retry, never its caller's
                 log.warning("job %s failed (attempt %d of %d)", job.key, attempt, self._retries, exc_info=True)

@@ -23,7 +23,7 @@ from saq.queue.redis import RedisQueue
 
 from application.errors import StoreUnavailable
 from application.ports.jobs import JobQueue
-from domain.ids import ConversationId, MessageId, OwnerId
+from domain.ids import OwnerId
 from domain.jobs import Job, JobKind
 
 FUNCTION = "turn_job"  # the one saq function: it runs every kind of job
@@ -41,13 +41,13 @@ class JobTimes:
 
 
 def job_fields(job: Job) -> dict[str, Any]:
-    return {"kind": job.kind.value, "owner": job.owner, "conversation_id": job.conversation_id,
-            "message_id": job.message_id, "turns": job.turns}
+    return {"kind": job.kind.value, "owner": job.owner, "scope": job.scope, "subject": job.subject,
+            "turns": job.turns}
 
 
 def job_of(fields: dict[str, Any]) -> Job:
-    return Job(JobKind(fields["kind"]), OwnerId(fields["owner"]), ConversationId(fields["conversation_id"]),
-               MessageId(fields["message_id"]), int(fields["turns"]))
+    return Job(JobKind(fields["kind"]), OwnerId(fields["owner"]), str(fields["scope"]), str(fields["subject"]),
+               int(fields["turns"]))
 
 
 class SaqJobQueue(JobQueue):

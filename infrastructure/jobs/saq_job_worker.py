@@ -46,4 +46,5 @@ class SaqJobWorker:
             await self._worker.stop()
 
     async def _run_job(self, ctx: dict[str, Any], **fields: Any) -> None:
-        await self._handler(job_of(fields))
+        attempt = ctx["job"]  # saq counts this attempt before it runs the function
+        await self._handler(job_of(fields), attempt.attempts >= attempt.retries)

@@ -14,8 +14,11 @@ from sqlalchemy import ForeignKey, Index, Integer, LargeBinary, String, Text, Un
 from sqlalchemy.orm import Mapped, mapped_column
 
 from domain.ids import OwnerId
-from domain.knowledge import Chunk, Dataset
+from domain.knowledge import Chunk, Dataset, Document, DocumentStatus
 from infrastructure.persistence.rows import ID, OWNER, TIMESTAMP, Base, utc
+
+PLAIN_TEXT = "text/plain"
+READY = DocumentStatus.READY.value
 
 
 class DatasetRow(Base):
@@ -38,6 +41,13 @@ class DocumentRow(Base):
     name: Mapped[str] = mapped_column(String(255))
     chunk_count: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(TIMESTAMP)
+    # Migration 0011: what was sent, and the ingestion job's state (a document added in the request is
+    # `ready` at once); `pending_text` holds the text while it is `indexing`, and is emptied after.
+    media_type: Mapped[str] = mapped_column(String(32), default=PLAIN_TEXT, server_default=PLAIN_TEXT)
+    size: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    status: Mapped[str] = mapped_column(String(16), default=READY, server_default=READY)
+    error: Mapped[str] = mapped_column(Text, default="", server_default="")
+    pending_text: Mapped[str] = mapped_column(Text, default="", server_default="")
 
 
 class ChunkRow(Base):
@@ -73,3 +83,8 @@ def chunk_to_domain(row: ChunkRow) -> Chunk:
         id=row.id, dataset_id=row.dataset_id, document_id=row.document_id, document_name=row.document_name,
         position=row.position, text=row.text,
     )
+
+
+def document_to_domain(row: DocumentRow) -> Document:
+    return Document(id=row.id, dataset_id=row.dataset_id, name=row.name, media_type=row.media_type, size=row.size,
+                    chunks=row.chunk_count, status=DocumentStatus(row.status), error=row.error)

@@ -13,15 +13,15 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import numpy as np
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import func, select
 
 from application.ports.dataset_inventory import DatasetCounts, DatasetInventory
 from application.ports.knowledge_base import KnowledgeBase
 from domain.knowledge import Chunk, Dataset, ScoredChunk
+from infrastructure.persistence.chunk_writes import VECTOR_DTYPE, write_chunks
 from infrastructure.persistence.knowledge_rows import (
     ChunkRow,
     DatasetRow,
@@ -42,11 +42,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DEFAULT_CACHE_BYTES = 256 * 1024 * 1024
-VECTOR_DTYPE = np.dtype("<f4")
-
-
-def to_bytes(vector: Sequence[float]) -> bytes:
-    return np.asarray(vector, dtype=VECTOR_DTYPE).tobytes()
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,35 +97,8 @@ class SqlAlchemyKnowledgeBase(KnowledgeBase, DatasetInventory):
             raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
         if not chunks:
             return
-        documents: dict[str, tuple[str, str, int]] = {}
-        for chunk in chunks:
-            _, _, count = documents.get(chunk.document_id, (chunk.dataset_id, chunk.document_name, 0))
-            documents[chunk.document_id] = (chunk.dataset_id, chunk.document_name, count + 1)
-        rows = [
-            {
-                "id": c.id, "dataset_id": c.dataset_id, "document_id": c.document_id,
-                "document_name": c.document_name, "position": c.position, "text": c.text,
-                "dim": len(v), "vector": to_bytes(v),
-            }
-            for c, v in zip(chunks, vectors, strict=True)
-        ]
         async with self._db.transaction("add_chunks") as session:
-            for document_id, (dataset_id, name, count) in documents.items():
-                existing = await session.get(DocumentRow, document_id)
-                if existing is None:
-                    session.add(DocumentRow(id=document_id, dataset_id=dataset_id, name=name, chunk_count=count,
-                                            created_at=datetime.now(UTC)))
-                else:
-                    existing.chunk_count += count
-            await session.flush()
-            await session.execute(insert(ChunkRow), rows)
-            touched = {dataset_id for dataset_id, _, _ in documents.values()}
-            await session.execute(
-                update(DatasetRow)
-                .where(DatasetRow.id.in_(touched))
-                .values(version=DatasetRow.version + 1)
-                .execution_options(synchronize_session=False)
-            )
+            touched = await write_chunks(session, chunks, vectors)
         for dataset_id in touched:
             self._cache.pop(dataset_id, None)
 

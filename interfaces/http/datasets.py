@@ -3,7 +3,7 @@
 from typing import Annotated, Any
 
 from dependency_injector.wiring import Provide, inject
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from starlette.datastructures import UploadFile
@@ -19,12 +19,14 @@ from application.knowledge.documents import (
     NAME_PATTERN,
     UNKNOWN_TYPES,
     WHITE_SPACE,
-    AddedDocument,
     DatasetSummary,
     any_case,
 )
 from application.knowledge.list_datasets import MAX_OFFSET, MAX_PAGE, ListDatasets
+from application.knowledge.queue_document import QueueDocument
+from application.knowledge.read_document import ReadDocument
 from domain.ids import OwnerId
+from domain.knowledge import Document, DocumentStatus
 from interfaces.http.openapi import ERROR_RESPONSES
 from interfaces.http.owner import current_owner
 from interfaces.http.schemas import SOME_TEXT, JsonPattern, Name, SomeText, UnicodeText, unicode_text
@@ -92,7 +94,7 @@ def _dataset_data(summary: DatasetSummary) -> dict[str, Any]:
     }
 
 
-def _document_data(document: AddedDocument) -> dict[str, Any]:
+def _document_data(document: Document) -> dict[str, Any]:
     return {
         "id": document.id,
         "dataset_id": document.dataset_id,
@@ -100,7 +102,16 @@ def _document_data(document: AddedDocument) -> dict[str, Any]:
         "media_type": document.media_type,
         "size": document.size,
         "chunks": document.chunks,
+        "status": document.status.value,
+        "error": document.error,
     }
+
+
+def _added(document: Document, response: Response) -> dict[str, Any]:
+    """201 for a document indexed in the request; 202 for one an ingestion job will index."""
+    if document.status is DocumentStatus.INDEXING:
+        response.status_code = 202
+    return _document_data(document)
 
 
 @router.post("/api/datasets", status_code=201)
@@ -147,6 +158,7 @@ async def get_dataset(
     "/api/datasets/{dataset_id}/documents",
     status_code=201,
     response_model=None,
+    responses={202: {"description": "Accepted: an ingestion job indexes it (MEMAGENT_JOBS__BACKEND=redis)"}},
     openapi_extra={
         "requestBody": {
             "content": {
@@ -172,25 +184,40 @@ async def get_dataset(
 async def add_document(
     dataset_id: UnicodeText,
     request: Request,
+    response: Response,
     owner: Annotated[OwnerId, Depends(current_owner)],
-    add: Annotated[AddDocument, Depends(Provide["add_document"])],
+    add: Annotated[AddDocument | QueueDocument, Depends(Provide["add_document"])],
 ) -> dict[str, Any]:
     """Upload a .txt or .md document (multipart field `file`, or JSON `{"name", "text"}`): it is cut
-    into overlapping chunks, embedded and stored. Too large: 413; not text/plain or text/markdown:
-    415; empty: 422."""
+    into overlapping chunks, embedded and stored (201, `status: ready`), or with job workers kept
+    for an ingestion job (202, `status: indexing`; `GET .../documents/{id}` says when it is ready).
+    Too large: 413; not text/plain or text/markdown: 415; empty: 422."""
     limit = add.limits.max_bytes
     sent = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if sent == "multipart/form-data":
         name, content, kind = await _multipart_document(request, limit)
-        return _document_data(await add(owner, dataset_id, name, content, kind))
+        return _added(await add(owner, dataset_id, name, content, kind), response)
     if sent in ("application/json", ""):
         raw = await _capped(request, upload_bound(limit), limit).body()
         try:
             body = DocumentBody.model_validate_json(raw)
         except ValidationError as invalid:
             raise RequestValidationError(invalid.errors()) from None
-        return _document_data(await add(owner, dataset_id, body.name, body.text, body.media_type))
+        return _added(await add(owner, dataset_id, body.name, body.text, body.media_type), response)
     raise UnsupportedMediaType(f"Send multipart/form-data (field `file`) or application/json, not {sent[:100]!r}.")
+
+
+@router.get("/api/datasets/{dataset_id}/documents/{document_id}")
+@inject
+async def get_document(
+    dataset_id: UnicodeText,
+    document_id: UnicodeText,
+    owner: Annotated[OwnerId, Depends(current_owner)],
+    read: Annotated[ReadDocument, Depends(Provide["read_document"])],
+) -> dict[str, Any]:
+    """A document of the caller's dataset: its name, type, size, chunks, and `status` (`indexing`,
+    `ready`, or `failed` with its `error`)."""
+    return _document_data(await read(owner, dataset_id, document_id))
 
 
 async def _multipart_document(request: Request, limit: int) -> tuple[str, bytes | str, str | None]:

@@ -2,6 +2,7 @@
 clients, beside a floor measured at the same N in the same run.
 
     python -m tests.bench.sse_load [--quick] [--levels 50,200] [--chunks 50] [--interval 0.02] [--workers 2]
+                                   [--job-workers K]
 
 The model is the OpenAI-protocol test server (tests/llm_server.py, run by tests/bench/sse_model.py
 in a process of its own) streaming `--chunks` chunks `--interval` s apart for every chat turn;
@@ -26,7 +27,12 @@ targets (p99 ≤ 2× the floor, every turn complete, no error).
 Then (`--workers`, default 2; none with --quick) the largest N once more on `memagent serve --workers
 W` on the same database and Redis (`multi_worker`): every turn complete and no error are its
 targets, its p99 is reported, and its CPU and RSS are those of uvicorn's supervisor and workers
-together. There is no separate job worker: memagent has none yet, so upkeep runs in the API workers.
+together. With `--job-workers K` (default 0) that run has MEMAGENT_JOBS__BACKEND=redis on a throwaway
+queue, and K `memagent worker` processes (tests/bench/sse_jobs.py) run its memory upkeep, titles
+and follow-ups, stopped at the end; `memagent.job_workers` gives their CPU per chunk and per turn
+apart from the API's (and both together, to the queue drained and all idle) and the level's jobs
+from saq's own records: how many of each kind and status, retried, and their wait on the queue
+(the upkeep lag) and time to done. Without it, upkeep runs in the API workers.
 
 The added delay of chunk k is (client arrival of the agent_message frame carrying it) − (when the model
 server sent chunk k). Both are CLOCK_MONOTONIC readings (Python's time.monotonic) of two
@@ -56,16 +62,19 @@ import redis.asyncio as aioredis
 from infrastructure.persistence.migrate import run_migrations
 from tests.bench.processes import process_tree, running_server
 from tests.bench.sse_floor_app import running_floor
+from tests.bench.sse_jobs import JobWorkers, jobs_env, running_job_workers
 from tests.bench.sse_model import ModelServer, start_model_server
 from tests.bench.sse_probe import (
     chunk_stats,
     client_session,
+    cpu_cost,
+    exited,
     one_turn,
     percentiles,
     runqueue_wait_seconds,
     sample_loop_lag,
     sample_rss,
-    settle,
+    settle_groups,
     total_cpu_seconds,
     total_rss_mb,
 )
@@ -77,7 +86,8 @@ LEVEL_LIMIT_S = 180.0  # no level runs longer than this, whatever happens
 LEVEL_IDS = itertools.count(1)  # each level's turns have tags of their own: turn-<level>-<i>
 
 
-async def run_level(service: Service, model: ModelServer, n: int, chunks: int, interval: float) -> dict[str, Any]:
+async def run_level(service: Service, model: ModelServer, n: int, chunks: int, interval: float,
+                    jobs: JobWorkers | None = None) -> dict[str, Any]:
     level, pid = next(LEVEL_IDS), service.process.pid
     servers = process_tree(pid)  # with --workers, uvicorn's supervisor and its workers
     rss_idle = total_rss_mb(servers)
@@ -86,9 +96,11 @@ async def run_level(service: Service, model: ModelServer, n: int, chunks: int, i
     lags: list[float] = []
     lag_sampler = asyncio.create_task(sample_loop_lag(lags, stop))
     pids = {"server": servers, "model_server": [model.process.pid], "benchmark_clients": [os.getpid()]}
+    if jobs:
+        pids["job_workers"] = jobs.pids()
     cpu_before = {name: total_cpu_seconds(p) for name, p in pids.items()}
     waited_before = sum(map(runqueue_wait_seconds, servers))
-    began = time.monotonic()
+    began, began_epoch_ms = time.monotonic(), time.time() * 1000
     async with client_session(n) as client:
         turns = [asyncio.create_task(one_turn(client, service.base_url, f"turn-{level}-{i}")) for i in range(n)]
         done, pending = await asyncio.wait(turns, timeout=LEVEL_LIMIT_S)
@@ -100,13 +112,13 @@ async def run_level(service: Service, model: ModelServer, n: int, chunks: int, i
     stop.set()
     await sampler
     await lag_sampler
-    idle_after_s, cpu_at_idle = await settle(servers)
-    server_cpu_ms = (cpu_at_idle - cpu_before["server"]) * 1000
+    idle_after_s, cpu_at_idle = await settle_level(pids, jobs)
     results = [t.result() for t in done]
     sends = await asyncio.to_thread(model.sends)
     stats = chunk_stats([r for r in results if not r.error], sends, chunks, interval)
     errors = [r.error for r in results if r.error] + ["did not finish in time"] * len(pending)
     completed = sum(1 for r in results if not r.error)
+    cpu_ms = {name: (cpu_at_idle[name] - cpu_before[name]) * 1000 for name in cpu_at_idle}
     return {
         "completed": completed,
         "errors": len(errors),
@@ -115,15 +127,26 @@ async def run_level(service: Service, model: ModelServer, n: int, chunks: int, i
         "client_loop_lag_ms": percentiles(lags),  # the benchmark client's own lateness, part of the delays above
         "wall_s": round(wall, 2),
         "server_processes": len(servers),
+        "server_processes_exited": exited(servers),  # by the level's end: a worker killed as hung, or crashed
         "server_rss_mb": {"idle_before": rss_idle, "peak": peak[0], "after": total_rss_mb(servers)},
         "cpu_cores_busy": cpu,  # CPU seconds per wall second during the level: 1.0 is one core saturated
         "server_waiting_for_a_cpu_per_s": waited,  # its event loop was runnable but not running
         "server_idle_again_after_s": idle_after_s,  # after the last frame: memagent's upkeep goes on
         # the server's whole CPU cost (turn, upkeep, event log, SSE) until it is idle again
-        "server_cpu_ms_per_delivered_chunk": round(server_cpu_ms / max(1, stats["delivered_chunks"]), 3),
-        "server_cpu_ms_per_turn": round(server_cpu_ms / max(1, completed), 2),
+        **cpu_cost("server", cpu_ms["server"], stats["delivered_chunks"], completed),
+        **({"job_workers": await jobs.figures(began_epoch_ms, cpu_ms, stats["delivered_chunks"], completed)}
+           if jobs else {}),
         "load_average_after": [round(x, 2) for x in os.getloadavg()],
     }
+
+
+async def settle_level(pids: dict[str, list[int]], jobs: JobWorkers | None) -> tuple[float, dict[str, float]]:
+    """Seconds until the server (and its job workers, their queue drained) is idle, and the CPU
+    seconds of each then."""
+    groups: dict[str, list[int]] = {name: pids[name] for name in ("server", "job_workers") if name in pids}
+    drained_s = await jobs.drained() if jobs else 0.0
+    idle_s, cpu = await settle_groups(groups)
+    return round(drained_s + idle_s, 2), cpu
 
 
 def vs_floor(memagent: dict[str, Any], floor: dict[str, Any], n: int, chunks: int) -> dict[str, Any]:
@@ -147,11 +170,12 @@ def vs_floor(memagent: dict[str, Any], floor: dict[str, Any], n: int, chunks: in
     }
 
 
-async def warm_up(service: Service) -> None:
+async def warm_up(service: Service, jobs: JobWorkers | None = None) -> None:
     async with client_session(1) as warm:
         for i in range(3):  # tokenizer, pools, first queries
             await one_turn(warm, service.base_url, f"turn-0-{i}")
-    await settle(process_tree(service.process.pid))
+    servers = process_tree(service.process.pid)
+    await settle_level({"server": servers, **({"job_workers": jobs.pids()} if jobs else {})}, jobs)
 
 
 async def delete_prefix(prefix: str) -> None:
@@ -191,19 +215,29 @@ async def run_levels(memagent: Service, floor: Service, model: ModelServer, leve
     return report
 
 
-async def run_workers(env: dict[str, str], logs: Path, model: ModelServer, workers: int, n: int, chunks: int,
-                      interval: float) -> dict[str, Any]:
-    """N streamed turns on `memagent serve --workers W` (same database and Redis): targets every turn
-    complete and no error; its p99 is reported."""
+async def run_workers(env: dict[str, str], logs: Path, model: ModelServer, workers: int, job_workers: int, n: int,
+                      chunks: int, interval: float) -> dict[str, Any]:
+    """N streamed turns on `memagent serve --workers W` (same database and Redis), its background
+    jobs run by `job_workers` `memagent worker` processes (0: by the API workers themselves):
+    targets every turn complete and no error; its p99 is reported."""
+    queue = f"memagent-bench-jobs-{secrets.token_hex(4)}"  # a throwaway queue, deleted afterwards
+    env = jobs_env(env, queue) if job_workers else env
     command = [sys.executable, "-m", "interfaces.cli", "serve", "--workers", str(workers), "--port"]
-    with running_server(command, logs, env) as service:
-        await warm_up(service)
-        result = await run_level(service, model, n, chunks, interval)
+    try:
+        with running_server(command, logs, env) as service, \
+                running_job_workers(env, logs, REDIS_URL, queue, job_workers) as workers_of_jobs:
+            jobs = workers_of_jobs if job_workers else None
+            await warm_up(service, jobs)
+            result = await run_level(service, model, n, chunks, interval, jobs)
+            exit_codes = workers_of_jobs.stop()
+    finally:
+        await delete_prefix(f"saq:{queue}:")
+        await delete_prefix(f"saq:job:{queue}:")
     return {
         "workers": workers,
         "concurrent_turns": n,
-        # memagent has no `memagent worker` yet: memory upkeep runs in the API workers themselves
-        "job_worker": None,
+        # with none, memory upkeep, titles and follow-ups run in the API workers themselves
+        "job_workers": {"processes": job_workers, "queue": queue, "exit_codes": exit_codes} if job_workers else None,
         "memagent": result,
         "targets_met": {
             "every_turn_complete": result["completed"] == n and result["delivered_chunks"] == n * chunks,
@@ -212,7 +246,7 @@ async def run_workers(env: dict[str, str], logs: Path, model: ModelServer, worke
     }
 
 
-async def main(levels: list[int], chunks: int, interval: float, workers: int) -> dict[str, Any]:
+async def main(levels: list[int], chunks: int, interval: float, workers: int, job_workers: int) -> dict[str, Any]:
     name, url = await pg_database()
     prefix = f"memagent-bench-{secrets.token_hex(4)}:"
     model = start_model_server(chunks, interval)
@@ -237,7 +271,8 @@ async def main(levels: list[int], chunks: int, interval: float, workers: int) ->
                 report["load_average_before"] = [round(x, 2) for x in os.getloadavg()]  # other work on the machine
                 report["levels"] = await run_levels(memagent, floor, model, levels, chunks, interval)
             if workers > 1:
-                report["multi_worker"] = await run_workers(env, logs, model, workers, max(levels), chunks, interval)
+                report["multi_worker"] = await run_workers(env, logs, model, workers, job_workers, max(levels),
+                                                           chunks, interval)
         report["model_requests"] = await asyncio.to_thread(model.requests)  # the whole run, warm-up included
         return report
     finally:
@@ -254,7 +289,12 @@ if __name__ == "__main__":
     parser.add_argument("--interval", type=float, default=0.02, help="seconds between the model's chunks")
     parser.add_argument("--workers", type=int, help="also N = the largest level on `memagent serve --workers W` "
                         "(default 2; with --quick, 0: none)")
+    parser.add_argument("--job-workers", type=int, default=0, help="with --workers: the job queue on Redis, "
+                        "its jobs run by K `memagent worker` processes (default 0: in the API workers)")
     args = parser.parse_args()
     chosen = [10, 20] if args.quick else [int(n) for n in args.levels.split(",")]
     workers = args.workers if args.workers is not None else (0 if args.quick else 2)
-    print(json.dumps(asyncio.run(main(chosen, args.chunks, args.interval, workers)), indent=2))
+    if args.job_workers and workers < 2:
+        parser.error("--job-workers needs the multi-worker run (--workers 2 or more)")
+    report = asyncio.run(main(chosen, args.chunks, args.interval, workers, args.job_workers))
+    print(json.dumps(report, indent=2))

@@ -10,6 +10,7 @@ import os
 import re
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -70,23 +71,48 @@ async def one_turn(client: aiohttp.ClientSession, base_url: str, tag: str) -> Tu
     return result
 
 
+# What a process that exited meanwhile last showed (uvicorn's supervisor kills a worker that misses
+# its health check and starts another): its CPU stays counted, and a gauge does not fail on it.
+_LAST_SEEN: dict[tuple[int, str], float] = {}
+
+
+def _proc_figure(pid: int, name: str, read: Callable[[str], float]) -> float:
+    try:
+        figure = read(Path(f"/proc/{pid}/{name}").read_text())
+    except FileNotFoundError:
+        return _LAST_SEEN.get((pid, name), 0.0)
+    _LAST_SEEN[pid, name] = figure
+    return figure
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time a process has used so far (from /proc/<pid>/stat)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    def read(stat: str) -> float:
+        fields = stat.rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return _proc_figure(pid, "stat", read)
 
 
 def runqueue_wait_seconds(pid: int) -> float:
     """Time the process's main thread (where the event loop runs) was ready to run but waited for a
     CPU (/proc/<pid>/schedstat): high values mean the machine, not the program, was the limit."""
-    return int(Path(f"/proc/{pid}/schedstat").read_text().split()[1]) / 1e9
+    return _proc_figure(pid, "schedstat", lambda schedstat: int(schedstat.split()[1]) / 1e9)
 
 
 def vm_rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:  # exited: it holds no memory any more
+        return 0.0
+    for line in status.splitlines():
         if line.startswith("VmRSS:"):
             return round(int(line.split()[1]) / 1024, 1)
     return 0.0
+
+
+def exited(pids: list[int]) -> int:
+    """How many of these processes are gone."""
+    return sum(1 for pid in pids if not Path(f"/proc/{pid}").exists())
 
 
 def total_cpu_seconds(pids: list[int]) -> float:
@@ -112,6 +138,12 @@ async def sample_loop_lag(lags: list[float], stop: asyncio.Event, every: float =
         due = time.monotonic() + every
         await asyncio.sleep(every)
         lags.append(max(0.0, time.monotonic() - due))
+
+
+def cpu_cost(name: str, cpu_ms: float, chunks: int, turns: int) -> dict[str, float]:
+    """CPU milliseconds per delivered chunk and per completed turn, named for whose they are."""
+    return {f"{name}_cpu_ms_per_delivered_chunk": round(cpu_ms / max(1, chunks), 3),
+            f"{name}_cpu_ms_per_turn": round(cpu_ms / max(1, turns), 2)}
 
 
 def percentiles(values: list[float]) -> dict[str, float]:
@@ -158,12 +190,20 @@ async def settle(pids: list[int], window: float = 0.5, busy: float = 0.05,
     memory upkeep goes on after a turn's last frame, and must neither run into the next level nor be
     left out of the turn's CPU. Returns the seconds waited and the processes' CPU seconds when they
     went idle (at the start of the quiet window, so the idle time itself does not count)."""
+    waited, cpu = await settle_groups({"server": pids}, window, busy, limit)
+    return waited, cpu["server"]
+
+
+async def settle_groups(groups: dict[str, list[int]], window: float = 0.5, busy: float = 0.05,
+                        limit: float = 60.0) -> tuple[float, dict[str, float]]:
+    """`settle` for several groups of processes at once (the API and its job workers), idle together;
+    each group's CPU seconds when they went idle."""
     began = time.monotonic()
-    before = total_cpu_seconds(pids)
+    before = {name: total_cpu_seconds(pids) for name, pids in groups.items()}
     while time.monotonic() - began < limit:
         await asyncio.sleep(window)
-        now = total_cpu_seconds(pids)
-        if now - before < busy * window:
+        now = {name: total_cpu_seconds(pids) for name, pids in groups.items()}
+        if sum(now.values()) - sum(before.values()) < busy * window:
             break
         before = now
     return round(time.monotonic() - began - window, 2), before

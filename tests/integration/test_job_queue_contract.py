@@ -12,7 +12,7 @@ import pytest
 from redis.asyncio import Redis
 
 from application.errors import StoreUnavailable
-from domain.ids import ConversationId, MessageId, OwnerId
+from domain.ids import OwnerId
 from domain.jobs import Job, JobKind
 from infrastructure.jobs.inprocess_job_queue import InProcessJobQueue
 from infrastructure.jobs.saq_job_queue import JobTimes, SaqJobQueue
@@ -26,7 +26,7 @@ SETTLE = 10.0  # seconds a job gets to run on a busy machine
 
 
 def job(message: str = "m1", kind: JobKind = JobKind.UPKEEP, turns: int = 1) -> Job:
-    return Job(kind, OwnerId("alice"), ConversationId("c1"), MessageId(message), turns)
+    return Job(kind, OwnerId("alice"), "c1", message, turns)
 
 
 class Handler:
@@ -34,15 +34,17 @@ class Handler:
 
     def __init__(self) -> None:
         self.runs: list[Job] = []
+        self.last_tries: list[bool] = []
         self.ran_once = asyncio.Condition()
         self.hold = asyncio.Event()
         self.hold.set()
         self.failures = 0
         self.started = asyncio.Event()
 
-    async def __call__(self, job: Job) -> None:
+    async def __call__(self, job: Job, last_try: bool) -> None:
         async with self.ran_once:
             self.runs.append(job)
+            self.last_tries.append(last_try)
             self.ran_once.notify_all()
         self.started.set()
         await self.hold.wait()
@@ -143,3 +145,12 @@ async def test_an_unreachable_redis_is_a_store_unavailable_error_naming_no_host(
     assert "127.0.0.1" not in failure.value.message
     assert "redis://" not in failure.value.message
     await queue.close()
+
+
+async def test_a_handler_is_told_which_attempt_is_the_last(queued: tuple) -> None:
+    queue, handler = queued
+    handler.failures = TIMES.retries  # every attempt fails
+    await queue.enqueue(job("m5"))
+    await handler.ran(TIMES.retries)
+    assert await queue.wait(job("m5"), SETTLE)
+    assert handler.last_tries == [False] * (TIMES.retries - 1) + [True]

@@ -98,3 +98,24 @@ def test_an_upkeep_lost_with_a_killed_worker_is_finished_by_another_and_the_titl
             assert title_of(client, conversation_id)  # made by a worker, not by the API process
     chats = [r for r in server.chat_requests if purpose_of(r.body) == "chat"]
     assert len(chats) == 1
+
+
+def test_a_document_is_indexed_by_a_job_worker_while_its_request_answers_at_once(
+    settings: dict[str, str], tmp_path: Path
+) -> None:
+    with (
+        serving(settings, tmp_path) as api,
+        httpx.Client(base_url=api.base_url, timeout=30) as client,
+        job_worker(settings, tmp_path, "ingest"),
+    ):
+        dataset = client.post("/api/datasets", json={"name": "Handbook"}).json()
+        text = " ".join(f"Rule {n}: keep the door closed on floor {n}." for n in range(60))
+        sent = client.post(f"/api/datasets/{dataset['id']}/documents", json={"name": "rules.md", "text": text})
+        assert sent.status_code == 202, sent.text
+        queued = sent.json()
+        assert (queued["status"], queued["chunks"]) == ("indexing", 0)
+        path = f"/api/datasets/{dataset['id']}/documents/{queued['id']}"
+        ready = wait_until(lambda: (d := client.get(path).json())["status"] == "ready" and d, 60,
+                           "the worker to index the document")
+        assert ready["chunks"] > 1
+        assert client.get(f"/api/datasets/{dataset['id']}").json()["chunks"] == ready["chunks"]

@@ -122,3 +122,18 @@ def test_an_agent_key_is_refused_and_no_key_is_asked_for(http: httpx.Client, wor
         assert "bound to agent" in refused(http.get(path, headers={"Authorization": f"Bearer {key}"}), 403,
                                            "forbidden")
         refused(http.get(path), 401, "unauthorized")
+
+
+def test_a_document_added_in_its_request_is_ready_at_once_and_read_back_only_by_its_owner(
+    http: httpx.Client, world: World
+) -> None:
+    dataset = ok(http.post("/api/datasets", json={"name": "Rules"}, headers=world.alice.headers), 201)
+    document = {"name": "rules.md", "text": "No running in the halls. Lights out at ten."}
+    added = ok(http.post(f"/api/datasets/{dataset['id']}/documents", json=document, headers=world.alice.headers), 201)
+    assert (added["status"], added["error"], added["media_type"]) == ("ready", "", "text/markdown")
+    assert added["chunks"] >= 1
+    path = f"/api/datasets/{dataset['id']}/documents/{added['id']}"
+    assert ok(http.get(path, headers=world.alice.headers)) == added
+    refused(http.get(path, headers=world.bob.headers), 404, "not_found")
+    refused(http.get(f"/api/datasets/{dataset['id']}/documents/missing", headers=world.alice.headers), 404,
+            "not_found")

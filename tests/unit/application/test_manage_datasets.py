@@ -11,7 +11,7 @@ from application.knowledge.describe_dataset import DescribeDataset
 from application.knowledge.documents import DocumentLimits, PayloadTooLarge, UnsupportedMediaType, document_type
 from application.ports.dataset_inventory import DatasetCounts
 from domain.ids import OwnerId
-from tests.fakes import FakeClock, FakeEmbedder, FakeKnowledgeBase, SequentialIds
+from tests.fakes import FakeClock, FakeDocumentIntake, FakeEmbedder, FakeKnowledgeBase, SequentialIds
 
 ALICE, BOB = OwnerId("alice"), OwnerId("bob")
 
@@ -31,7 +31,9 @@ class World:
         self.embedder = FakeEmbedder()
         ids = SequentialIds()
         self.create = CreateDataset(self.knowledge, FakeClock(), ids)
-        self.add = AddDocument(self.knowledge, self.embedder, ids, limits or DocumentLimits(100, 40, 10))
+        self.intake = FakeDocumentIntake(self.knowledge)
+        self.add = AddDocument(self.knowledge, self.intake, self.embedder, ids, FakeClock(),
+                               limits or DocumentLimits(100, 40, 10))
         self.describe = DescribeDataset(self.knowledge, Inventory(self.knowledge))
 
 

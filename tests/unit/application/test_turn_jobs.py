@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from application.errors import StoreUnavailable
 from application.ports.chat_model import ModelChunk
 from domain.agent import AgentConfig
-from domain.ids import AppId, ConversationId, MessageId
+from domain.ids import AppId, ConversationId
 from domain.jobs import Job, JobKind
 from tests.fakes import ScriptedModel
 from tests.unit.application.harness import OWNER, Harness
@@ -29,7 +29,7 @@ class Recorded:
     def __init__(self) -> None:
         self.jobs: list[Job] = []
 
-    async def __call__(self, job: Job) -> None:
+    async def __call__(self, job: Job, last_try: bool) -> None:
         self.jobs.append(job)
 
 
@@ -39,7 +39,7 @@ def queued(**kwargs: object) -> Harness:
 
 
 def job_of(kind: JobKind, handle: TurnHandle, turns: int = 1) -> Job:
-    return Job(kind, OWNER, ConversationId(handle.conversation_id), MessageId(handle.message_id), turns)
+    return Job(kind, OWNER, handle.conversation_id, handle.message_id, turns)
 
 
 async def test_a_finished_turn_queues_its_upkeep_title_and_follow_ups_as_jobs_naming_it() -> None:
@@ -70,7 +70,7 @@ async def test_a_job_run_twice_changes_nothing_the_first_run_did() -> None:
     conversation_id = ConversationId(handle.conversation_id)
     before = (h.store.conversations[conversation_id], await h.memory.entity_sheet(conversation_id),
               h.store.messages[handle.message_id].follow_ups, len(h.summarizer.updates))
-    for kind in JobKind:
+    for kind in (JobKind.UPKEEP, JobKind.TITLE, JobKind.FOLLOW_UPS):
         await h.run_job(job_of(kind, handle))
     after = (h.store.conversations[conversation_id], await h.memory.entity_sheet(conversation_id),
              h.store.messages[handle.message_id].follow_ups, len(h.summarizer.updates))
