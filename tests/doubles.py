@@ -95,6 +95,18 @@ class FailingMemoryStore(InProcessMemoryStore):
         self._check("remove_entity")
         return await super().remove_entity(conversation_id, kind)
 
+    async def cached_entities(self, conversation_id: ConversationId) -> EntitySheet | None:
+        self._check("cached_entities")
+        return await super().cached_entities(conversation_id)
+
+    async def warm_entities(self, conversation_id: ConversationId, sheet: EntitySheet) -> None:
+        self._check("warm_entities")
+        await super().warm_entities(conversation_id, sheet)
+
+    async def drop_entities(self, conversation_id: ConversationId) -> None:
+        self._check("drop_entities")
+        await super().drop_entities(conversation_id)
+
     async def upkeep_state(self, conversation_id: ConversationId) -> UpkeepState:
         self._check("upkeep_state")
         return await super().upkeep_state(conversation_id)

@@ -7,7 +7,9 @@ in front of it (docs/ARCHITECTURE.md §5).
   (the database failed just then) is still in the cache's archive and is kept at the next read.
 - Entities are merged in the record, then the cache is warmed with the record's sheet (and the
   record read again, so that a slower reader's older sheet is not what the cache keeps). Reads
-  come from the cache; an empty or unreachable cache is read from the record (and warmed).
+  come from the cache, a warmed empty sheet too (no read of the record per turn for a
+  conversation without entities); a cache holding none, or unreachable, is read from the record
+  (and warmed).
 - Forgetting drops the cache, the record, then the cache again, so no read meanwhile brings back
   what was forgotten.
 - Upkeep state and the upkeep lock are the cache's.
@@ -24,7 +26,6 @@ from application.best_effort import best_effort
 from application.errors import ApplicationError
 from application.ports.memory_record import ArchiveRecord, MemoryForgetting
 from application.ports.memory_store import EntityCache, EntityMemory, MemoryStore, UpkeepLedger
-from domain.memory_entities import EntitySheet
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 
     from domain.ids import ConversationId
     from domain.memory_archive import ArchiveEntry
-    from domain.memory_entities import Entity
+    from domain.memory_entities import Entity, EntitySheet
     from domain.memory_summary import UpkeepState
     from domain.messages import Msg
 
@@ -101,12 +102,12 @@ class RecordedMemoryStore(MemoryStore, EntityMemory, UpkeepLedger):
 
     async def entity_sheet(self, conversation_id: ConversationId) -> EntitySheet:
         cached, unreachable = await best_effort(
-            self._cache.entity_sheet(conversation_id), None, f"cached entities of {conversation_id}"
+            self._cache.cached_entities(conversation_id), None, f"cached entities of {conversation_id}"
         )
-        if cached is not None and (cached.current or cached.history):
+        if cached is not None:
             return cached
         sheet = await self._record.entity_sheet(conversation_id)
-        if unreachable is None and (sheet.current or sheet.history):
+        if unreachable is None:  # an empty sheet too: the next turns then read none
             await self._warm(conversation_id, sheet)
         return sheet
 
@@ -136,7 +137,7 @@ class RecordedMemoryStore(MemoryStore, EntityMemory, UpkeepLedger):
             if failed is not None or again == sheet:
                 return
             sheet = again
-        await best_effort(self._cache.warm_entities(conversation_id, EntitySheet()), None,
+        await best_effort(self._cache.drop_entities(conversation_id), None,
                           f"dropping the cached entities of {conversation_id}")
 
     # --- upkeep: the cache's ---

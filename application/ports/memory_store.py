@@ -75,10 +75,22 @@ class EntityMemory(Protocol):
 
 
 class EntityCache(Protocol):
-    """A memory store's copy of a conversation's entities, kept beside the record (`MemoryRecord`)."""
+    """A memory store's copy of a conversation's entities, kept beside the record (`MemoryRecord`).
+
+    A warmed copy is complete, an empty one too: a conversation without entities then costs its
+    turns no read of the record. The copy may lapse (Redis keeps it as long as a window)."""
+
+    async def cached_entities(self, conversation_id: ConversationId) -> EntitySheet | None:
+        """The sheet last warmed for the conversation, or None when none is held (never warmed,
+        dropped, forgotten or lapsed)."""
+        ...
 
     async def warm_entities(self, conversation_id: ConversationId, sheet: EntitySheet) -> None:
         """Replace the cached entities (current and history) with `sheet`, as the record has them."""
+        ...
+
+    async def drop_entities(self, conversation_id: ConversationId) -> None:
+        """Hold no copy of the conversation's entities: the next read takes the record's."""
         ...
 
 

@@ -38,6 +38,7 @@ class InProcessMemoryStore(MemoryStore, EntityMemory, EntityCache, UpkeepLedger)
         self._archives: dict[ConversationId, dict[str, ArchiveEntry]] = {}
         self._entities: dict[ConversationId, dict[str, Entity]] = {}
         self._history: dict[ConversationId, list[Entity]] = {}
+        self._warmed: set[ConversationId] = set()  # whose entities are a copy of the record's
         self._states: dict[ConversationId, UpkeepState] = {}
         self._changes: dict[ConversationId, asyncio.Lock] = {}
         self._upkeep: dict[ConversationId, asyncio.Lock] = {}
@@ -88,6 +89,7 @@ class InProcessMemoryStore(MemoryStore, EntityMemory, EntityCache, UpkeepLedger)
         async with self._changing(conversation_id):
             for tier in (self._windows, self._archives, self._entities, self._history, self._states):
                 tier.pop(conversation_id, None)
+            self._warmed.discard(conversation_id)
 
     # --- entities ---
 
@@ -104,10 +106,22 @@ class InProcessMemoryStore(MemoryStore, EntityMemory, EntityCache, UpkeepLedger)
             history = [*self._history.get(conversation_id, []), *retired]
             self._history[conversation_id] = history[-ENTITY_HISTORY_LIMIT:]
 
+    async def cached_entities(self, conversation_id: ConversationId) -> EntitySheet | None:
+        if conversation_id not in self._warmed:
+            return None
+        return await self.entity_sheet(conversation_id)
+
     async def warm_entities(self, conversation_id: ConversationId, sheet: EntitySheet) -> None:
         async with self._changing(conversation_id):
             self._entities[conversation_id] = {e.type: e for e in sheet.current}
             self._history[conversation_id] = list(sheet.history[-ENTITY_HISTORY_LIMIT:])
+            self._warmed.add(conversation_id)
+
+    async def drop_entities(self, conversation_id: ConversationId) -> None:
+        async with self._changing(conversation_id):
+            self._entities.pop(conversation_id, None)
+            self._history.pop(conversation_id, None)
+            self._warmed.discard(conversation_id)
 
     async def remove_entity(self, conversation_id: ConversationId, kind: str) -> bool:
         async with self._changing(conversation_id):

@@ -13,6 +13,9 @@ Keys (all under the configured prefix, e.g. ``memagent:``):
   source_conversation_id}``, the current values.
 - ``entity_history:{conversation_id}`` — list of the superseded values (same JSON, with
   ``superseded_at``), oldest first, at most ENTITY_HISTORY_LIMIT.
+- ``entity_warmed:{conversation_id}`` — "1" while the two keys above are a copy of the record
+  (`EntityCache`), an empty one too; it expires `window_ttl` after its last warming, and the
+  next read then takes the record's.
 - ``upkeep:{conversation_id}`` — JSON ``{summarized_through, forgotten_at}``.
 - ``upkeep_lock:{conversation_id}`` — the upkeep lock: a random token, expiring after the lease.
 
@@ -187,7 +190,7 @@ class RedisMemoryStore(MemoryStore, EntityMemory, EntityCache, UpkeepLedger):
 
     async def forget(self, conversation_id: ConversationId) -> None:
         # Every key this store keeps for a conversation must be listed here (not the lock: its holder has it).
-        kinds = ("window", "archive", "entity", "entity_history", "upkeep")
+        kinds = ("window", "archive", "entity", "entity_history", "entity_warmed", "upkeep")
         keys = [self._key(kind, conversation_id) for kind in kinds]
         with self._client.translate(MemoryUnavailable, f"forgetting conversation {conversation_id}"):
             await self._client.commands.delete(*keys)
@@ -229,6 +232,20 @@ class RedisMemoryStore(MemoryStore, EntityMemory, EntityCache, UpkeepLedger):
 
         await self._transaction(f"recording entities of {conversation_id}", [current_key, history_key], attempt)
 
+    async def cached_entities(self, conversation_id: ConversationId) -> EntitySheet | None:
+        keys = [self._key(kind, conversation_id) for kind in ("entity_warmed", "entity", "entity_history")]
+        with self._client.translate(MemoryUnavailable, f"reading the cached entities of {conversation_id}"):
+            async with self._client.commands.pipeline(transaction=True) as pipe:
+                pipe.exists(keys[0])
+                pipe.hgetall(keys[1])
+                pipe.lrange(keys[2], 0, -1)
+                warmed, current, history = await pipe.execute()
+        if not warmed:
+            return None
+        return EntitySheet(
+            tuple(_entities(current.values(), conversation_id)), tuple(_entities(history, conversation_id))
+        )
+
     async def warm_entities(self, conversation_id: ConversationId, sheet: EntitySheet) -> None:
         current_key, history_key = self._key("entity", conversation_id), self._key("entity_history", conversation_id)
         with self._client.translate(MemoryUnavailable, f"caching the entities of {conversation_id}"):
@@ -238,7 +255,13 @@ class RedisMemoryStore(MemoryStore, EntityMemory, EntityCache, UpkeepLedger):
                     pipe.hset(current_key, mapping={e.type: entity_to_json(e) for e in sheet.current})
                 if sheet.history:
                     pipe.rpush(history_key, *(entity_to_json(e) for e in sheet.history[-ENTITY_HISTORY_LIMIT:]))
+                pipe.set(self._key("entity_warmed", conversation_id), "1", px=self._ttl_ms)
                 await pipe.execute()
+
+    async def drop_entities(self, conversation_id: ConversationId) -> None:
+        keys = [self._key(kind, conversation_id) for kind in ("entity_warmed", "entity", "entity_history")]
+        with self._client.translate(MemoryUnavailable, f"dropping the cached entities of {conversation_id}"):
+            await self._client.commands.delete(*keys)
 
     async def remove_entity(self, conversation_id: ConversationId, kind: str) -> bool:
         current_key, history_key = self._key("entity", conversation_id), self._key("entity_history", conversation_id)

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sqlalchemy import select, update
+from sqlalchemy import select
 
 from domain.chat_completions import NO_HISTORY, extend_fingerprint, fingerprint_of
 from domain.conversation import MessageStatus
 from domain.ids import ConversationId
 from infrastructure.persistence.rows import ConversationRow, MessageRow
+from infrastructure.persistence.turn_statements import SET_FINGERPRINT
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession
@@ -27,11 +28,11 @@ if TYPE_CHECKING:
 C, M = ConversationRow, MessageRow
 
 
-async def refresh_fingerprint(session: AsyncSession, message: Message) -> None:
-    """After `message` (a completed turn) is stored: its conversation's new fingerprint."""
+async def refresh_fingerprint(session: AsyncSession, message: Message, current: str | None) -> None:
+    """After `message` (a completed turn) is stored: its conversation's new fingerprint, from
+    `current`, the fingerprint its conversation had (read as the turn was finished)."""
     if message.parent_message_id is None:
-        old = await session.scalar(select(C.history_fingerprint).where(C.id == message.conversation_id))
-        new = extend_fingerprint(old or NO_HISTORY, message.query, message.answer)
+        new = extend_fingerprint(current or NO_HISTORY, message.query, message.answer)
     else:
         prefix = await session.scalar(select(C.history_prefix).where(C.id == message.conversation_id))
         turns = await session.execute(
@@ -41,7 +42,7 @@ async def refresh_fingerprint(session: AsyncSession, message: Message) -> None:
             .order_by(M.seq)
         )
         new = fingerprint_of(tuple((query, answer) for query, answer in turns if answer.strip()), prefix or NO_HISTORY)
-    await session.execute(update(C).where(C.id == message.conversation_id).values(history_fingerprint=new))
+    await session.execute(SET_FINGERPRINT, {"conversation_id": message.conversation_id, "fingerprint": new})
 
 
 async def conversation_with_history(

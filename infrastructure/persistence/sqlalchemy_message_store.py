@@ -113,15 +113,15 @@ class SqlAlchemyMessageStore(MessageStore):
     async def finish_message(self, message: Message, steps: Sequence[MessageAgentThought]) -> None:
         outcome = {f"new_{column}": value for column, value in message_outcome_values(message).items()}
         async with self._db.transaction("finish_message") as session:
-            result = await session.execute(FINISH_MESSAGE, {"message_id": message.id, **outcome})
-            if result.rowcount == 0:  # type: ignore[attr-defined]
+            finished = (await session.execute(FINISH_MESSAGE, {"message_id": message.id, **outcome})).first()
+            if finished is None:
                 raise NotFound(f"Message {message.id!r} is not running (unknown or already finished).")
             if steps:  # one executemany INSERT
                 await session.execute(INSERT_STEPS, [step_values(step) for step in steps])
             if message.parent_message_id is not None and message.is_completed_turn:
                 await self._supersede(session, message)
             if message.is_completed_turn:
-                await refresh_fingerprint(session, message)
+                await refresh_fingerprint(session, message, finished[0])
 
     async def _supersede(self, session: AsyncSession, message: Message) -> None:
         """The siblings a completed regeneration answers again: its parent, the parent's parent..."""

@@ -102,6 +102,20 @@ FINISH_MESSAGE = (
     update(MESSAGES)
     .where(MESSAGES.c.id == bindparam("message_id"), MESSAGES.c.status == MessageStatus.RUNNING.value)
     .values({column: bindparam(f"new_{column}") for column in OUTCOME_COLUMNS})
+    # Its conversation's fingerprint, which a completed turn extends (history_fingerprints.py), in
+    # the same statement: one round trip less on every turn's path.
+    .returning(
+        select(CONVERSATIONS.c.history_fingerprint)
+        .where(CONVERSATIONS.c.id == MESSAGES.c.conversation_id)
+        .scalar_subquery()
+    )
+)
+
+# Parameters: conversation_id, fingerprint.
+SET_FINGERPRINT = (
+    update(CONVERSATIONS)
+    .where(CONVERSATIONS.c.id == bindparam("conversation_id"))
+    .values(history_fingerprint=bindparam("fingerprint"))
 )
 
 # A conversation its owner may see. Parameters: conversation_id, owner.

@@ -138,6 +138,8 @@ async def test_redis_failure_raises_memory_unavailable() -> None:
             lambda: store.record_entities(CONV, [entity("date", "friday")]),
             lambda: store.remove_entity(CONV, "date"),
             lambda: store.warm_entities(CONV, EntitySheet()),
+            lambda: store.cached_entities(CONV),
+            lambda: store.drop_entities(CONV),
             lambda: store.upkeep_state(CONV),
             lambda: store.save_upkeep_state(CONV, UpkeepState()),
             lambda: cache.cached_vectors(["k"]),
@@ -398,6 +400,30 @@ async def test_warming_replaces_the_cached_entities_current_and_history_with_the
     await store.warm_entities(CONV, EntitySheet())
     assert await store.entity_sheet(CONV) == EntitySheet()
     assert len((await store.entity_sheet(other)).history) == 1
+
+
+async def test_a_cache_holds_a_copy_of_entities_only_once_warmed_an_empty_one_too(store: Store) -> None:
+    other = ConversationId("conv-2")
+    await store.record_entities(CONV, [entity("city", "Porto")])  # its own merge is no copy of the record
+    assert await store.cached_entities(CONV) is None
+    await store.warm_entities(CONV, EntitySheet())
+    assert await store.cached_entities(CONV) == EntitySheet()
+    assert await store.cached_entities(other) is None
+    await store.warm_entities(other, EntitySheet((entity("city", "Lyon"),)))
+    assert [e.value for e in (await store.cached_entities(other) or EntitySheet()).current] == ["Lyon"]
+    await store.drop_entities(other)
+    assert (await store.cached_entities(other), await store.entity_sheet(other)) == (None, EntitySheet())
+    assert await store.cached_entities(CONV) == EntitySheet()
+    await store.forget(CONV)
+    assert await store.cached_entities(CONV) is None
+
+
+async def test_redis_lets_a_warmed_copy_of_entities_lapse_like_a_window(redis_client: RedisClient) -> None:  # noqa: F811
+    store = RedisMemoryStore(redis_client, window_ttl=0.05)
+    await store.warm_entities(CONV, EntitySheet())
+    assert await store.cached_entities(CONV) == EntitySheet()
+    await asyncio.sleep(0.1)
+    assert await store.cached_entities(CONV) is None
 
 
 async def test_warming_keeps_the_newest_history_up_to_the_cap(store: Store) -> None:
