@@ -3,7 +3,8 @@ questions) from the Redis queue, with MEMAGENT_JOBS__BACKEND=redis (docs/ARCHITE
 
 Start as many as the load needs, on any machine that reaches the database and Redis; each takes
 MEMAGENT_JOBS__CONCURRENCY jobs at once. SIGTERM lets the running jobs finish, then stops; a job
-lost with a killed worker is run again by another once its timeout has passed.
+lost with a killed worker is run again by another once its timeout has passed. saq's line per job
+follows MEMAGENT_SERVER__LOG_LEVEL, as uvicorn's per request do under `memagent serve`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING
 from application.errors import ApplicationError
 from interfaces.app import build_container
 from interfaces.lifecycle import start_backends, stop_backends
+from interfaces.log_setup import configure_worker_logging
 
 if TYPE_CHECKING:
     import argparse
@@ -34,6 +36,7 @@ def run_worker(settings: Settings) -> int:
               "set it to redis (in the API's environment too) to run them here", file=sys.stderr)
         return 1
     try:
+        configure_worker_logging(settings)
         asyncio.run(_work(settings))
     except ApplicationError as failure:
         print(f"memagent: worker: {failure.message}", file=sys.stderr)

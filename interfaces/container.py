@@ -34,13 +34,13 @@ from application.chat_turn.turn_tools import TurnTools
 from application.chat_turn.turn_watch import TurnWatch, WatchTimes
 from application.conversations.read_history import ReadHistory
 from application.health.check_readiness import CheckReadiness
-from application.knowledge.add_document import AddDocument
+from application.knowledge.add_document import AddDocument, InRequestIndexing
 from application.knowledge.create_dataset import CreateDataset
 from application.knowledge.describe_dataset import DescribeDataset
 from application.knowledge.documents import DocumentLimits
 from application.knowledge.ingest_document import IngestDocument
 from application.knowledge.list_datasets import ListDatasets
-from application.knowledge.queue_document import QueueDocument
+from application.knowledge.queue_document import QueuedIndexing
 from application.knowledge.read_document import ReadDocument
 from application.knowledge.retrieval import Retrieval
 from application.tasks.follow_task import FollowTask, FollowTimes
@@ -324,12 +324,14 @@ class Container(containers.DeclarativeContainer):
     create_dataset = providers.Singleton(CreateDataset, knowledge=knowledge_base, clock=clock, ids=ids)
     document_intake = providers.Singleton(SqlAlchemyDocumentIntake, database=database)
     # A document indexed in its request, or (MEMAGENT_JOBS__BACKEND=redis) by an ingestion job.
-    add_document = providers.Selector(
-        config.jobs.backend,
-        inprocess=providers.Singleton(AddDocument, knowledge=knowledge_base, intake=document_intake,
-                                      embedder=embedder, ids=ids, clock=clock, limits=document_limits),
-        redis=providers.Singleton(QueueDocument, knowledge=knowledge_base, intake=document_intake, jobs=job_queue,
-                                  ids=ids, clock=clock, limits=document_limits),
+    add_document = providers.Singleton(
+        AddDocument, knowledge=knowledge_base, ids=ids, clock=clock, limits=document_limits,
+        indexing=providers.Selector(
+            config.jobs.backend,
+            inprocess=providers.Singleton(InRequestIndexing, intake=document_intake, embedder=embedder, ids=ids,
+                                          limits=document_limits),
+            redis=providers.Singleton(QueuedIndexing, intake=document_intake, jobs=job_queue),
+        ),
     )
     read_document = providers.Singleton(ReadDocument, intake=document_intake)
     # What `memagent worker` runs: a turn's job (run_turn_job) or an ingestion, by its kind.

@@ -1,6 +1,7 @@
 """The process's logging, once the settings are read: one handler on the root logger (stderr), in
 the format MEMAGENT_LOG__FORMAT names, masking the settings' secrets. uvicorn's loggers (its
-errors and its access log) propagate to it: `memagent serve` gives uvicorn no logging config."""
+errors and its access log) propagate to it: `memagent serve` gives uvicorn no logging config, only
+MEMAGENT_SERVER__LOG_LEVEL as their level. `memagent worker` gives saq's logger that level too."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from typing import TYPE_CHECKING
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
-from application.errors import ModelError
+from application.errors import InvalidInput, ModelError
+from infrastructure.jobs.saq_job_worker import SAQ_LOGGER
 from infrastructure.logs.log_format import JsonFormatter, TextFormatter
 from infrastructure.logs.redaction import Redactor
 from infrastructure.models.model_profiles import read_key
@@ -33,6 +35,23 @@ def configure_logging(settings: Settings, level: int) -> None:
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(level)
+
+
+def configure_worker_logging(settings: Settings) -> None:
+    """saq logs every job at INFO: at MEMAGENT_SERVER__LOG_LEVEL=warning or above, as with uvicorn's
+    per-request lines, those are left out. memagent's own loggers keep the process's level."""
+    logging.getLogger(SAQ_LOGGER).setLevel(_server_log_level(settings))
+
+
+def _server_log_level(settings: Settings) -> int:
+    """The level named as `memagent serve` hands it to uvicorn, read with uvicorn's own table."""
+    from uvicorn.config import LOG_LEVELS  # not at import: most commands never load uvicorn
+
+    level = LOG_LEVELS.get(settings.server.log_level.lower())
+    if level is None:
+        raise InvalidInput(f"MEMAGENT_SERVER__LOG_LEVEL is one of {', '.join(LOG_LEVELS)}, "
+                           f"not {settings.server.log_level!r}.")
+    return level
 
 
 def secrets_of(settings: Settings) -> Iterator[str | None]:

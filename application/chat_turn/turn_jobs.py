@@ -5,6 +5,7 @@ Each kind is idempotent, since a job lost with its worker runs again: the upkeep
 from its cursor and a fold is a compare-and-set; an automatic title is only set while there is
 none; follow-up questions already made are kept. A message gone meanwhile (its conversation
 deleted, or pruned) leaves nothing to do. A failing model raises, so the queue retries the job.
+A job of another kind (an ingestion, which JobRoutes gives to IngestDocument) is refused unread.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from application.errors import NotFound
+from application.errors import InvalidInput, NotFound
 from application.ports.jobs import JobHandler
 from application.ports.tracing import NO_TRACER, SpanName, Tracer
 from domain.jobs import JobKind
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 _SPANS = {JobKind.TITLE: SpanName.UPKEEP_TITLE, JobKind.FOLLOW_UPS: SpanName.UPKEEP_FOLLOW_UPS}
+_TURN_KINDS = frozenset({JobKind.UPKEEP, *_SPANS})  # an ingestion is IngestDocument's (application/background_jobs.py)
 
 
 class RunTurnJob(JobHandler):
@@ -49,6 +51,9 @@ class RunTurnJob(JobHandler):
         self._tracer = tracer
 
     async def __call__(self, job: Job, last_try: bool = False) -> None:
+        if job.kind not in _TURN_KINDS:  # a misrouted job: its subject is no message, so nothing is read
+            raise InvalidInput(f"Job {job.key}: a turn's job is its upkeep, its title or its follow-up questions, "
+                               f"not {job.kind.value!r}.")
         message = await self._store.get_message(job.message_id, job.owner)
         if message is None or not message.is_completed_turn:
             log.info("job %s: message %s is gone or not a completed turn, nothing to do", job.key, job.message_id)

@@ -14,6 +14,8 @@ from saq import Worker
 
 from infrastructure.jobs.saq_job_queue import FUNCTION, job_of
 
+SAQ_LOGGER = "saq"  # saq's worker and queues log through this one logger: each job's start and end at INFO
+
 if TYPE_CHECKING:
     from saq.types import PartialTimersDict
 

@@ -23,7 +23,6 @@ from application.knowledge.documents import (
     any_case,
 )
 from application.knowledge.list_datasets import MAX_OFFSET, MAX_PAGE, ListDatasets
-from application.knowledge.queue_document import QueueDocument
 from application.knowledge.read_document import ReadDocument
 from domain.ids import OwnerId
 from domain.knowledge import Document, DocumentStatus
@@ -186,7 +185,7 @@ async def add_document(
     request: Request,
     response: Response,
     owner: Annotated[OwnerId, Depends(current_owner)],
-    add: Annotated[AddDocument | QueueDocument, Depends(Provide["add_document"])],
+    add: Annotated[AddDocument, Depends(Provide["add_document"])],
 ) -> dict[str, Any]:
     """Upload a .txt or .md document (multipart field `file`, or JSON `{"name", "text"}`): it is cut
     into overlapping chunks, embedded and stored (201, `status: ready`), or with job workers kept

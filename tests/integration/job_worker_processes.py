@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.integration.process_stop import stop_process
 from tests.service import ROOT, service_env
 
 
@@ -27,14 +28,8 @@ class JobWorker:
         self.process.wait()
 
     def stop(self) -> int:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        return self.process.returncode
+        """SIGTERM, which lets its running jobs finish; its exit status."""
+        return stop_process(self.process, signal.SIGTERM)
 
 
 @contextmanager

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import httpx
 
+from tests.integration.process_stop import stop_process
 from tests.integration.streaming_helpers import READY_WITHIN, wait_until
 from tests.service import ROOT, free_port, service_env
 
@@ -48,14 +49,7 @@ class Workers:
 
     def stop(self) -> int:
         """SIGINT to uvicorn's parent process, which stops its workers; its exit status."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        return self.process.returncode
+        return stop_process(self.process, signal.SIGINT)
 
 
 @contextmanager

@@ -10,11 +10,11 @@ import pytest
 
 from application.background_jobs import JobRoutes
 from application.errors import InvalidInput, ModelError, NotFound, StoreUnavailable
-from application.knowledge.add_document import AddDocument
+from application.knowledge.add_document import AddDocument, InRequestIndexing
 from application.knowledge.create_dataset import CreateDataset
 from application.knowledge.documents import DocumentLimits
 from application.knowledge.ingest_document import IngestDocument
-from application.knowledge.queue_document import NOT_QUEUED, QueueDocument
+from application.knowledge.queue_document import NOT_QUEUED, QueuedIndexing
 from application.knowledge.read_document import ReadDocument
 from domain.ids import OwnerId
 from domain.jobs import Job
@@ -54,8 +54,9 @@ class World:
         ids, clock = SequentialIds(), FakeClock()
         self.ingest = IngestDocument(self.intake, self.embedder, ids, LIMITS)
         self.jobs = InProcessJobQueue(JobRoutes(NoTurns(), self.ingest), retries=3)
-        self.queue = QueueDocument(self.knowledge, self.intake, self.jobs, ids, clock, LIMITS)
-        self.add = AddDocument(self.knowledge, self.intake, self.embedder, ids, clock, LIMITS)
+        self.queue = AddDocument(self.knowledge, QueuedIndexing(self.intake, self.jobs), ids, clock, LIMITS)
+        in_request = InRequestIndexing(self.intake, self.embedder, ids, LIMITS)
+        self.add = AddDocument(self.knowledge, in_request, ids, clock, LIMITS)
         self.create = CreateDataset(self.knowledge, clock, ids)
         self.read = ReadDocument(self.intake)
 

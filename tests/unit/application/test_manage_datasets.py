@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from application.errors import InvalidInput, NotFound
-from application.knowledge.add_document import AddDocument
+from application.knowledge.add_document import AddDocument, InRequestIndexing
 from application.knowledge.create_dataset import CreateDataset
 from application.knowledge.describe_dataset import DescribeDataset
 from application.knowledge.documents import DocumentLimits, PayloadTooLarge, UnsupportedMediaType, document_type
@@ -32,8 +32,9 @@ class World:
         ids = SequentialIds()
         self.create = CreateDataset(self.knowledge, FakeClock(), ids)
         self.intake = FakeDocumentIntake(self.knowledge)
-        self.add = AddDocument(self.knowledge, self.intake, self.embedder, ids, FakeClock(),
-                               limits or DocumentLimits(100, 40, 10))
+        limits = limits or DocumentLimits(100, 40, 10)
+        in_request = InRequestIndexing(self.intake, self.embedder, ids, limits)
+        self.add = AddDocument(self.knowledge, in_request, ids, FakeClock(), limits)
         self.describe = DescribeDataset(self.knowledge, Inventory(self.knowledge))
 
 
@@ -85,6 +86,7 @@ async def test_a_refused_document_costs_nothing(
         await world.add(ALICE, dataset.id, name, content, media_type)
     assert world.embedder.embedded == []
     assert world.knowledge.chunks == []
+    assert world.intake.documents == {}
 
 
 def test_the_media_type_wins_when_known_else_the_name_decides() -> None:

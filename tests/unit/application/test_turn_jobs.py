@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from application.errors import StoreUnavailable
+import pytest
+
+from application.errors import InvalidInput, StoreUnavailable
 from application.ports.chat_model import ModelChunk
 from domain.agent import AgentConfig
 from domain.ids import AppId, ConversationId
@@ -17,6 +19,8 @@ from tests.unit.application.harness import OWNER, Harness
 
 if TYPE_CHECKING:
     from application.chat_turn.turn import TurnHandle
+    from domain.conversation import Message
+    from domain.ids import MessageId, OwnerId
 
 ANSWER = [ModelChunk(text="Noted.")]
 QUERY = "My name is Ada and I live in Paris"
@@ -85,6 +89,21 @@ async def test_a_job_of_a_message_gone_meanwhile_does_nothing() -> None:
     await h.run_job(job_of(JobKind.TITLE, handle))
     assert h.summarizer.updates == []
     assert h.store.conversations[handle.conversation_id].title == ""
+
+
+class Unreadable:
+    async def get_message(self, message_id: MessageId, owner: OwnerId) -> Message | None:
+        raise StoreUnavailable("The database is unavailable.")
+
+
+async def test_an_ingestion_given_to_the_turn_jobs_is_refused_before_it_reads_or_writes_anything() -> None:
+    h = queued()
+    # Any read would raise StoreUnavailable or MemoryUnavailable instead of the refusal.
+    h.store.get_message = Unreadable().get_message  # type: ignore[method-assign]
+    h.memory.fail = True
+    with pytest.raises(InvalidInput, match="'ingest'"):
+        await h.run_job(Job.ingest(OWNER, "dataset-1", "document-1"), last_try=True)
+    assert (h.store.conversations, h.store.messages, h.summarizer.updates) == ({}, {}, [])
 
 
 class Unavailable:
