@@ -277,7 +277,8 @@ class Container(containers.DeclarativeContainer):
         ).provider,
     )
     run_turn = providers.Singleton(
-        RunChatTurn, save=providers.Singleton(SaveOutcome, store=message_store, retry_for=config.turn.save_retry),
+        RunChatTurn, save=providers.Singleton(SaveOutcome, store=message_store, retry_for=config.turn.save_retry,
+                                              ledger=model_calls.record),
         short_term=memory.short_term, recall=memory.recall, after=writers.after_turn, parts=turn_parts,
         limits=turn_limits,
     )
@@ -309,7 +310,7 @@ class Container(containers.DeclarativeContainer):
     regenerate_answer = providers.Singleton(RegenerateAnswer, store=message_store, start=start_turn)
     conversations = providers.Container(
         ConversationsContainer, store=message_store, tasks=task_control, memory=memory.conversation_memory, clock=clock,
-        database=database, forgetting=memory.record, events=event_log,
+        database=database, forgetting=memory.user_facts, events=event_log,
     )
     # Retention: `memagent prune` and the scheduled prune (interfaces/lifecycle.py).
     retention = providers.Container(

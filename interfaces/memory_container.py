@@ -18,6 +18,7 @@ from application.memory.long_term_recall import MemoryRecall
 from application.memory.memory_queries import MemoryQueries
 from application.memory.queued_upkeep import QueuedUpkeep
 from application.memory.recorded_memory_store import RecordedMemoryStore
+from application.memory.recorded_user_facts import RecordedUserFacts
 from application.memory.run_upkeep import MemoryUpkeep
 from application.memory.schedule_upkeep import UpkeepScheduler
 from application.memory.short_term_memory import ShortTermMemory
@@ -27,11 +28,16 @@ from application.memory.user_recall import UserRecall
 from application.ports.metrics import ModelPurpose
 from infrastructure.memory.composed_digester import ComposedDigester
 from infrastructure.memory.extractive_summarizer import ExtractiveSummarizer
-from infrastructure.memory.inprocess_memory_store import InProcessEmbeddingCache, InProcessMemoryStore
+from infrastructure.memory.inprocess_memory_store import (
+    InProcessEmbeddingCache,
+    InProcessMemoryStore,
+    InProcessUserFactCache,
+)
 from infrastructure.memory.llm_memory_digester import LLMMemoryDigester
 from infrastructure.memory.llm_memory_models import LLMEntityExtractor, LLMSummarizer
 from infrastructure.memory.redis_embedding_cache import RedisEmbeddingCache
 from infrastructure.memory.redis_memory_store import RedisMemoryStore
+from infrastructure.memory.redis_user_fact_cache import RedisUserFactCache
 from infrastructure.memory.rule_entity_extractor import RuleBasedEntityExtractor
 from infrastructure.metrics.metered_chat_model import MeteredChatModel
 from infrastructure.models.model_profiles import DEFAULT
@@ -88,6 +94,12 @@ class MemoryContainer(containers.DeclarativeContainer):
     archive_index = providers.Singleton(SqlAlchemyArchiveIndex, database=database, matrices=matrices)
     # Every tier with SQL as its record and the cache in front of it.
     memory_store = providers.Singleton(RecordedMemoryStore, cache=cache, record=record)
+    user_fact_cache = providers.Selector(
+        config.memory.backend,
+        inprocess=providers.Singleton(InProcessUserFactCache),
+        redis=providers.Singleton(RedisUserFactCache, client=redis, ttl=config.memory.window_ttl),
+    )
+    user_facts = providers.Singleton(RecordedUserFacts, cache=user_fact_cache, record=record)
     embedding_cache = providers.Selector(
         config.memory.backend,
         inprocess=providers.Singleton(
@@ -137,10 +149,10 @@ class MemoryContainer(containers.DeclarativeContainer):
         agentscope=providers.Singleton(LLMMemoryDigester, model=summary_model),
     )
     extract_entities = providers.Singleton(
-        ExtractEntities, extractor=entity_extractor, entities=memory_store, policy=policy, facts=record
+        ExtractEntities, extractor=entity_extractor, entities=memory_store, policy=policy, facts=user_facts
     )
     user_recall = providers.Singleton(
-        UserRecall, facts=record, index=recall_index, embedder=memory_embedder,
+        UserRecall, facts=user_facts, index=recall_index, embedder=memory_embedder,
         top_k=config.memory.cross_conversation_top_k,
     )
     recall = providers.Singleton(
@@ -186,6 +198,6 @@ class MemoryContainer(containers.DeclarativeContainer):
     )
     queries = providers.Singleton(MemoryQueries, store=store, embedder=embedder)
     user_memory = providers.Singleton(
-        UserMemory, facts=record, forgetting=record, index=recall_index, embedder=memory_embedder, clock=clock,
+        UserMemory, facts=user_facts, forgetting=user_facts, index=recall_index, embedder=memory_embedder, clock=clock,
         policy=policy,
     )

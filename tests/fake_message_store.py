@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from application.ports.message_store import ConversationFilter
     from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId
+    from domain.model_calls import ModelCall
 
 
 class FakeMessageStore(MessageStore):
@@ -23,6 +24,7 @@ class FakeMessageStore(MessageStore):
         self.conversations: dict[str, Conversation] = {}
         self.messages: dict[str, Message] = {}
         self.steps: dict[str, list[MessageAgentThought]] = {}
+        self.model_calls: list[ModelCall] = []  # the calls turns saved with their outcome
         self.fail_finish = False
         self.failing_finishes = 0  # this many saves fail (the database is down), then they work again
         self.refuse_full_outcome: BaseException | None = None  # raised for an outcome with an answer or steps
@@ -47,7 +49,9 @@ class FakeMessageStore(MessageStore):
         self.conversations[conversation.id] = touched
         return conversation
 
-    async def finish_message(self, message: Message, steps: Sequence[MessageAgentThought]) -> None:
+    async def finish_message(
+        self, message: Message, steps: Sequence[MessageAgentThought], calls: Sequence[ModelCall] = ()
+    ) -> None:
         if self.fail_finish or self.failing_finishes > 0:
             self.failing_finishes -= 1
             raise StoreUnavailable("The database is unavailable.")
@@ -58,6 +62,7 @@ class FakeMessageStore(MessageStore):
             raise NotFound(f"Message {message.id!r} is not running.")
         self.messages[message.id] = message
         self.steps[message.id] = list(steps)
+        self.model_calls.extend(calls)
         parent = message.parent_message_id if message.is_completed_turn else None
         while parent is not None and parent in self.messages:
             self.messages[parent] = replace(self.messages[parent], superseded=True)

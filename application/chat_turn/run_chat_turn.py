@@ -11,7 +11,7 @@ from application.best_effort import best_effort
 from application.chat_turn.turn_watch import StopReason, StopRequested, WatchTimes
 from application.errors import ApplicationError, StoreUnavailable
 from application.log_context import log_fields
-from application.model_calls.call_scope import calls_for, spent_by_turn, turn_scope
+from application.model_calls.call_scope import calls_for, kept_calls, spent_by_turn, turn_scope
 from application.ports.tracing import SpanName
 from domain.agent import choose_mode
 from domain.conversation import MessageStatus, TurnOutcome
@@ -79,10 +79,12 @@ class RunChatTurn:
         ):
             kit = self._parts.for_turn(turn)
             meter = _TurnMeter(self._parts.metrics, config.app_id, config.model, kit, span)
+            scope = turn_scope(turn, keep_calls=self._save.keeps_calls)
             try:
-                with calls_for(turn_scope(turn)):  # whom its model calls serve (call_scope.py)
+                with calls_for(scope):  # whom its model calls serve (call_scope.py)
                     await self._run(turn, kit, meter)
             finally:
+                self._save.unsaved(scope.take_kept())  # none, unless its end itself failed before the save
                 meter.ended(MessageStatus.ERROR)  # only if its end itself failed: it was counted otherwise
 
     async def _run(self, turn: Turn, kit: TurnKit, meter: _TurnMeter) -> None:
@@ -173,7 +175,7 @@ class RunChatTurn:
         )
         finished = turn.message.finish(outcome, events.now())
         with self._parts.tracer.span(SpanName.SAVE, steps=len(events.steps)) as saving:
-            failure = await self._save(finished, events.steps)
+            failure = await self._save(finished, events.steps, kept_calls())
             if failure is not None:
                 saving.fail(failure.message)
         remembered = failure is None and not state.refused  # a refused query is kept out of memory upkeep

@@ -1,4 +1,5 @@
-"""Saving a finished turn: its outcome and steps in one transaction, retried while the database is down.
+"""Saving a finished turn: its outcome, steps and own model calls in one transaction, retried while
+the database is down.
 
 A database that is unavailable when a turn ends (a restart, a failover) is waited for, with
 backoff, for at most `retry_for` seconds before the terminal event goes out. If it is still down
@@ -22,30 +23,49 @@ from application.errors import ApplicationError, StoreUnavailable
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from application.model_calls.record_model_calls import RecordModelCalls
     from application.ports.message_store import MessageStore
     from domain.conversation import Message, MessageAgentThought
+    from domain.model_calls import ModelCall
 
 log = logging.getLogger(__name__)
 
 
 class SaveOutcome:
-    def __init__(self, store: MessageStore, retry_for: float = 10.0) -> None:
+    """`ledger`: the turn's own model calls are saved with its outcome, and those a failed save
+    could not keep are handed to the ledger's writer; None: the writer records them all."""
+
+    def __init__(self, store: MessageStore, retry_for: float = 10.0, ledger: RecordModelCalls | None = None) -> None:
         self._store = store
         self._retry_for = retry_for
+        self._ledger = ledger
 
-    async def __call__(self, finished: Message, steps: Sequence[MessageAgentThought]) -> ApplicationError | None:
-        """Stores the outcome with its steps; the failure that kept it from being stored, or None."""
+    @property
+    def keeps_calls(self) -> bool:
+        return self._ledger is not None
+
+    async def __call__(
+        self, finished: Message, steps: Sequence[MessageAgentThought], calls: Sequence[ModelCall] = ()
+    ) -> ApplicationError | None:
+        """Stores the outcome with its steps and calls; the failure that kept it from being stored, or None."""
         try:
             async for attempt in self._attempts():
                 with attempt:
-                    await self._store.finish_message(finished, steps)
+                    await self._store.finish_message(finished, steps, calls)
         except ApplicationError as failure:
             log.error("turn %s: could not save its outcome: %s", finished.task_id, failure.message)
+            self.unsaved(calls)
             return failure
         except Exception:  # whatever went wrong, the turn must still end with an event and a status
             log.exception("turn %s: could not save its outcome", finished.task_id)
+            self.unsaved(calls)
             return ApplicationError("An internal error kept the turn's outcome from being saved.")
         return None
+
+    def unsaved(self, calls: Sequence[ModelCall]) -> None:
+        """Calls kept for a save that did not keep them: the ledger's writer records them."""
+        if self._ledger is not None:
+            self._ledger.write(calls)
 
     async def bare(self, message: Message) -> None:
         """Saves `message` (a bare error) without steps; a failure is left to the sweep."""

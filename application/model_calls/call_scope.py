@@ -9,7 +9,8 @@ and upkeep jobs are spawned from inside the turn. A call with no scope (a docume
 knowledge base) is recorded all the same, billed to no account.
 
 The scope also adds up the turn's own calls as the recorder prices them (`chat`), so the message's
-total is what its calls cost, a stopped or timed-out one's included.
+total is what its calls cost, a stopped or timed-out one's included; and it can keep those calls
+for the transaction that saves the turn's outcome (`keep_calls`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from application.chat_turn.turn import Turn
+    from domain.model_calls import ModelCall
 
 
 @dataclass(slots=True)
@@ -37,10 +39,24 @@ class CallScope:
     debug: bool = False
     chat_calls: int = 0
     chat_usage: Usage = field(default_factory=Usage)
+    # The turn's own calls, kept to be saved with its outcome (None: the turn saves none of them).
+    kept: list[ModelCall] | None = None
 
     def add_chat(self, usage: Usage) -> None:
         self.chat_calls += 1
         self.chat_usage = self.chat_usage + usage
+
+    def keep(self, call: ModelCall) -> bool:
+        """Keep one of the turn's own calls for its outcome's transaction; False when it keeps none."""
+        if self.kept is None:
+            return False
+        self.kept.append(call)
+        return True
+
+    def take_kept(self) -> list[ModelCall]:
+        """The calls kept so far; calls made after this go to the ledger's writer."""
+        kept, self.kept = self.kept or [], None
+        return kept
 
 
 _SCOPE: ContextVar[CallScope | None] = ContextVar("memagent_model_call_scope", default=None)
@@ -60,12 +76,22 @@ def calls_for(scope: CallScope) -> Iterator[CallScope]:
         _SCOPE.reset(token)
 
 
-def turn_scope(turn: Turn) -> CallScope:
+def turn_scope(turn: Turn, keep_calls: bool = False) -> CallScope:
+    """`keep_calls`: the turn's own (chat) calls are kept to be written with its outcome, in the
+    transaction that saves it, rather than by the ledger's writer beside it (on SQLite the two
+    would wait on each other's write lock)."""
     message = turn.message
     return CallScope(
         owner=message.owner, agent_id=turn.config.app_id, conversation_id=message.conversation_id,
         message_id=message.id, agent_version=message.agent_version, debug=turn.conversation.is_debug,
+        kept=[] if keep_calls else None,
     )
+
+
+def kept_calls() -> list[ModelCall]:
+    """The current turn's kept calls, taken (none outside a turn, or once taken)."""
+    scope = _SCOPE.get()
+    return scope.take_kept() if scope is not None else []
 
 
 def spent_by_turn(counted: Usage) -> Usage:

@@ -5,7 +5,9 @@ as a call ends, from a `finally` that may be running a cancellation. The calls g
 one writer task drains: the calls that arrive while a batch is written go together in the next, so
 a busy server writes one transaction per round trip, not one per call. A batch that fails is logged
 and dropped (the database counts its failure, `store_error("database")`); a turn never waits on
-or fails for the ledger. `flush` waits for the queue to be written (a shutdown, a test).
+or fails for the ledger. `flush` waits for the queue to be written (a shutdown, a test). A turn that
+saves its own calls with its outcome (`call_scope.turn_scope(keep_calls=True)`) has them kept in its
+scope instead, and hands back to `write` those its save could not keep.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from application.model_calls.call_scope import current_scope
 from domain.model_calls import CHAT, ModelCall
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from application.ports.model_call_ledger import ModelCallLedger
     from application.ports.runtime import Clock, IdGenerator
     from domain.messages import Usage
@@ -50,15 +54,23 @@ class RecordModelCalls:
             usage=usage, latency=round(max(latency, 0.0), 6), status=status,
             agent_version=scope.agent_version if scope else None, debug=scope.debug if scope else False,
         )
-        self._queued.append(call)
+        if chat and scope is not None and scope.keep(call):  # saved with the turn's outcome
+            return
+        self.write([call])
+
+    def write(self, calls: Sequence[ModelCall]) -> None:
+        """Queue calls for the writer (a turn's kept calls its save could not keep). Never raises."""
+        if not calls:
+            return
+        self._queued.extend(calls)
         if self._writer is None:
             try:
                 # A context of its own: the writer serves every turn, not the one that happened to start it
                 # (its log lines and spans must not carry that turn's ids).
                 self._writer = asyncio.get_running_loop().create_task(
                     self._write_all(), name="model-call-ledger", context=contextvars.Context())
-            except RuntimeError:  # no event loop: nothing can write it any more
-                log.error("model call %s of %s was not recorded: no event loop", call.id, purpose)
+            except RuntimeError:  # no event loop: nothing can write them any more
+                log.error("%d model call(s) were not recorded: no event loop", len(self._queued))
                 self._queued.clear()
 
     async def flush(self) -> None:

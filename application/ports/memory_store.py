@@ -9,11 +9,12 @@ from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Protocol
 
-from domain.ids import ConversationId
+from domain.ids import ConversationId, EndUserId, OwnerId
 from domain.memory_archive import ArchiveEntry
 from domain.memory_entities import Entity, EntitySheet
 from domain.memory_summary import UpkeepState
 from domain.messages import Msg
+from domain.user_memory import FactHolder
 
 
 class MemoryStore(Protocol):
@@ -91,6 +92,25 @@ class EntityCache(Protocol):
 
     async def drop_entities(self, conversation_id: ConversationId) -> None:
         """Hold no copy of the conversation's entities: the next read takes the record's."""
+        ...
+
+
+class UserFactCache(Protocol):
+    """A memory store's copy of end users' facts (`UserFacts`), read by every turn's recall.
+
+    Like `EntityCache`, a warmed copy is complete, an empty one too, and may lapse. A write to an
+    end user's facts drops the copies of all their holders (each agent's and the shared one)."""
+
+    async def cached_user_facts(self, holder: FactHolder) -> EntitySheet | None:
+        """The holder's sheet last warmed, or None when none is held."""
+        ...
+
+    async def warm_user_facts(self, holder: FactHolder, sheet: EntitySheet) -> None:
+        """Hold `sheet`, as the record has it (its whole history), for the holder."""
+        ...
+
+    async def drop_user_facts(self, owner: OwnerId, end_user: EndUserId) -> None:
+        """Hold no copy of the end user's facts, for any holder: the next reads take the record's."""
         ...
 
 

@@ -5,6 +5,7 @@ from typing import Protocol
 
 from domain.conversation import Conversation, Message, MessageAgentThought
 from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId
+from domain.model_calls import ModelCall
 from domain.viewers import Viewer
 
 
@@ -56,8 +57,11 @@ class MessageStore(Protocol):
         """
         ...
 
-    async def finish_message(self, message: Message, steps: Sequence[MessageAgentThought]) -> None:
-        """Persist a turn's outcome and all its steps in one transaction.
+    async def finish_message(
+        self, message: Message, steps: Sequence[MessageAgentThought], calls: Sequence[ModelCall] = ()
+    ) -> None:
+        """Persist a turn's outcome, all its steps and its own model calls (for the model-call
+        ledger, `ModelCallLedger`) in one transaction.
 
         Only a running message can finish: otherwise (unknown, or already finished) `NotFound`.
         A regeneration that completes supersedes the siblings it answers again.

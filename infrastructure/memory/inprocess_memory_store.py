@@ -15,7 +15,14 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from application.errors import UpkeepBusy
-from application.ports.memory_store import EmbeddingCache, EntityCache, EntityMemory, MemoryStore, UpkeepLedger
+from application.ports.memory_store import (
+    EmbeddingCache,
+    EntityCache,
+    EntityMemory,
+    MemoryStore,
+    UpkeepLedger,
+    UserFactCache,
+)
 from domain.memory import window_turn_ids
 from domain.memory_entities import ENTITY_HISTORY_LIMIT, Entity, EntitySheet, merge_entities
 from domain.memory_summary import UpkeepState
@@ -23,9 +30,10 @@ from domain.memory_summary import UpkeepState
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 
-    from domain.ids import ConversationId
+    from domain.ids import AppId, ConversationId, EndUserId, OwnerId
     from domain.memory_archive import ArchiveEntry
     from domain.messages import Msg
+    from domain.user_memory import FactHolder
 
 DEFAULT_LOCK_WAIT = 300.0
 
@@ -191,3 +199,19 @@ class InProcessEmbeddingCache(EmbeddingCache):
             self._vectors.move_to_end(key)
         while len(self._vectors) > self._max:
             self._vectors.popitem(last=False)
+
+
+class InProcessUserFactCache(UserFactCache):
+    """End users' facts in a dict, for the one process of the embedded default."""
+
+    def __init__(self) -> None:
+        self._sheets: dict[tuple[OwnerId, EndUserId], dict[AppId | None, EntitySheet]] = {}
+
+    async def cached_user_facts(self, holder: FactHolder) -> EntitySheet | None:
+        return self._sheets.get((holder.owner, holder.end_user), {}).get(holder.agent_id)
+
+    async def warm_user_facts(self, holder: FactHolder, sheet: EntitySheet) -> None:
+        self._sheets.setdefault((holder.owner, holder.end_user), {})[holder.agent_id] = sheet
+
+    async def drop_user_facts(self, owner: OwnerId, end_user: EndUserId) -> None:
+        self._sheets.pop((owner, end_user), None)

@@ -8,11 +8,15 @@ the conversation it was spent on, until its own retention removes it (by `create
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Boolean, Double, Index, Integer, String
+from sqlalchemy import Boolean, Double, Index, Integer, String, insert
 from sqlalchemy.orm import Mapped, mapped_column
 
-from infrastructure.persistence.rows import ID, OWNER, TIMESTAMP, Base
+from infrastructure.persistence.rows import ID, OWNER, TIMESTAMP, Base, utc
+
+if TYPE_CHECKING:
+    from domain.model_calls import ModelCall
 
 
 class ModelCallRow(Base):
@@ -48,3 +52,19 @@ class ModelCallRow(Base):
     # True when the server gave no usage and the tokens were counted locally.
     estimated: Mapped[bool] = mapped_column(Boolean)
     status: Mapped[str] = mapped_column(String(16))
+
+
+# Built once: the ledger's writer and a turn's save (its own calls) insert rows this way.
+INSERT_MODEL_CALLS = insert(ModelCallRow)
+
+
+def model_call_values(call: ModelCall) -> dict[str, Any]:
+    usage = call.usage
+    return {
+        "id": call.id, "created_at": utc(call.created_at), "owner": call.owner, "agent_id": call.agent_id,
+        "conversation_id": call.conversation_id, "message_id": call.message_id,
+        "agent_version": call.agent_version, "debug": call.debug, "purpose": call.purpose,
+        "profile": call.profile[:255], "model": call.model[:255], "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens, "cost_usd": usage.price, "latency": call.latency,
+        "estimated": usage.estimated, "status": call.status,
+    }

@@ -26,6 +26,7 @@ from infrastructure.persistence.conversation_statements import (
     list_query,
 )
 from infrastructure.persistence.history_fingerprints import conversation_with_history, refresh_fingerprint
+from infrastructure.persistence.model_call_rows import INSERT_MODEL_CALLS, model_call_values
 from infrastructure.persistence.rows import (
     ConversationRow,
     MessageAgentThoughtRow,
@@ -60,6 +61,7 @@ if TYPE_CHECKING:
 
     from application.ports.message_store import ConversationFilter
     from domain.ids import AppId, EndUserId, MessageId, OwnerId
+    from domain.model_calls import ModelCall
     from infrastructure.persistence.database import Database
 
 MAX_SIBLINGS = 1000  # a regeneration's chain of parents is walked at most this far
@@ -110,7 +112,9 @@ class SqlAlchemyMessageStore(MessageStore):
             raise _busy(message)
         return conversation_to_domain(row)
 
-    async def finish_message(self, message: Message, steps: Sequence[MessageAgentThought]) -> None:
+    async def finish_message(
+        self, message: Message, steps: Sequence[MessageAgentThought], calls: Sequence[ModelCall] = ()
+    ) -> None:
         outcome = {f"new_{column}": value for column, value in message_outcome_values(message).items()}
         async with self._db.transaction("finish_message") as session:
             finished = (await session.execute(FINISH_MESSAGE, {"message_id": message.id, **outcome})).first()
@@ -118,6 +122,8 @@ class SqlAlchemyMessageStore(MessageStore):
                 raise NotFound(f"Message {message.id!r} is not running (unknown or already finished).")
             if steps:  # one executemany INSERT
                 await session.execute(INSERT_STEPS, [step_values(step) for step in steps])
+            if calls:  # the ledger's rows of the turn's own calls (sqlalchemy_model_call_ledger.py)
+                await session.execute(INSERT_MODEL_CALLS, [model_call_values(call) for call in calls])
             if message.parent_message_id is not None and message.is_completed_turn:
                 await self._supersede(session, message)
             if message.is_completed_turn:

@@ -8,13 +8,13 @@ upkeep for its stats is read by `sqlalchemy_usage_stats`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from sqlalchemy import case, func, insert, select
+from sqlalchemy import case, func, select
 
 from application.ports.model_call_ledger import ModelCallLedger
 from domain.model_calls import PurposeUsage
-from infrastructure.persistence.model_call_rows import ModelCallRow
+from infrastructure.persistence.model_call_rows import INSERT_MODEL_CALLS, ModelCallRow, model_call_values
 from infrastructure.persistence.rows import utc
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ class SqlAlchemyModelCallLedger(ModelCallLedger):
         if not calls:
             return
         async with self._db.transaction("record_model_calls") as session:
-            await session.execute(insert(ModelCallRow), [model_call_values(c) for c in calls])
+            await session.execute(INSERT_MODEL_CALLS, [model_call_values(c) for c in calls])
 
     async def conversation_usage(self, conversation_id: str) -> list[PurposeUsage]:
         r = ModelCallRow
@@ -64,16 +64,3 @@ class SqlAlchemyModelCallLedger(ModelCallLedger):
         async with self._db.transaction("budget_spend") as session:
             total = (await session.execute(select(func.sum(r.cost_usd)).where(*where))).scalar()
         return float(total or 0.0)
-
-
-
-def model_call_values(call: ModelCall) -> dict[str, Any]:
-    usage = call.usage
-    return {
-        "id": call.id, "created_at": utc(call.created_at), "owner": call.owner, "agent_id": call.agent_id,
-        "conversation_id": call.conversation_id, "message_id": call.message_id,
-        "agent_version": call.agent_version, "debug": call.debug, "purpose": call.purpose,
-        "profile": call.profile[:255], "model": call.model[:255], "prompt_tokens": usage.prompt_tokens,
-        "completion_tokens": usage.completion_tokens, "cost_usd": usage.price, "latency": call.latency,
-        "estimated": usage.estimated, "status": call.status,
-    }
