@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import and_, func, select
+from sqlalchemy import and_, bindparam, func, select
 
 from application.ports.archive_index import ArchiveIndex, ArchiveRanking
 from domain.memory_archive import RankedEntry
@@ -33,6 +33,12 @@ I = MemoryItemRow  # noqa: E741 - the table's one-letter alias, as in SQL
 NEWEST_FIRST = (I.created_at.desc(), I.id)
 # What an entry is made of: neither its vector nor its model, which a row stores after these.
 ENTRY = (I.id, I.conversation_id, I.text, I.source_message_ids, I.created_at)
+# A turn's read when nothing changed, built once (turn_statements.py says why): the archive's
+# version, with the entries the kept matrix picked when it picked any (an empty IN in the outer
+# join's condition would have SQLite scan the table). Parameters: conversation_id, ids.
+_OF_CONVERSATION = (I.conversation_id == bindparam("conversation_id"), I.kind == RecallKind.ARCHIVE.value)
+VERSION = with_version(_OF_CONVERSATION)
+VERSION_AND_ENTRIES = with_version(_OF_CONVERSATION, ENTRY, I.id.in_(bindparam("ids", expanding=True)))
 
 
 class SqlAlchemyArchiveIndex(ArchiveIndex):
@@ -51,8 +57,9 @@ class SqlAlchemyArchiveIndex(ArchiveIndex):
             if kept is not None:
                 best = _best(kept, wanted, top_k)
                 ids = _wanted(kept, best)
+                statement, values = (VERSION_AND_ENTRIES, {"ids": ids}) if ids else (VERSION, {})
                 version, rows = versioned((await session.execute(
-                    with_version(where, ENTRY, I.id.in_(ids) if ids else None)
+                    statement, {"conversation_id": conversation_id, **values}
                 )).all())
                 if version == kept.version:
                     return _ranking(kept, best, rows)

@@ -13,12 +13,13 @@ tests/bench/user_memory.py measures both.
 
 from __future__ import annotations
 
+import functools
 import json
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import and_, delete, func, join, select, update
+from sqlalchemy import and_, bindparam, delete, func, join, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
@@ -142,29 +143,29 @@ class SqlAlchemyRecallIndex(RecallIndex):
     ) -> list[ScoredItem]:
         wanted = normalised(query)
         shared = RecallScope.ACCOUNT if holder.agent_id is None else RecallScope.AGENT
-        where = [I.owner == holder.owner, I.end_user == holder.end_user, I.recall_scope == shared.value,
-                 I.model == model]
-        if holder.agent_id is not None:
-            where.append(I.agent_id == holder.agent_id)
-        if exclude is not None:  # the turn's own conversation changes at every turn: kept out of the version
-            where.append(I.conversation_id != exclude)
+        # The turn's own conversation changes at every turn: kept out of the version.
+        shape = (holder.agent_id is not None, exclude is not None)
+        values = {"owner": holder.owner, "end_user": holder.end_user, "scope": shared.value, "model": model,
+                  "agent_id": holder.agent_id, "exclude": exclude}
         key = (holder, shared, model, wanted.size, exclude)
         async with self._db.transaction("recall across conversations") as session:
             kept = self._matrices.latest(key, Matrix)
             if kept is not None:
                 # A few more than asked: a conversation deleted since (its items not erased yet) drops out below.
                 best = kept.best(wanted, None, top_k * 2 + 2)
-                version, rows = versioned((await session.execute(_best_items(where, best))).all())
+                version, rows = versioned((await session.execute(
+                    _best_items(*shape, picked=bool(best)), {**values, "ids": _ids(best)}
+                )).all())
                 if version == kept.version:
                     return _scored(best, rows, top_k)
             # Never read, or changed since: the matrix read again with its version, and ranked again.
-            version, found = versioned((await session.execute(
-                with_version(where, (I.id, I.conversation_id, I.vector), and_(*where))
-            )).all())
+            version, found = versioned((await session.execute(_matrix(*shape), values)).all())
             matrix = Matrix.of(version, found, wanted.size)
             self._matrices.put(key, matrix)
             best = matrix.best(wanted, None, top_k * 2 + 2)
-            rows = versioned((await session.execute(_best_items(where, best))).all())[1] if best else []
+            rows = versioned((await session.execute(
+                _best_items(*shape, picked=True), {**values, "ids": _ids(best)}
+            )).all())[1] if best else []
         return _scored(best, rows, top_k)
 
     async def recent_turns(self, holder: FactHolder, limit: int) -> list[Message]:
@@ -181,14 +182,39 @@ class SqlAlchemyRecallIndex(RecallIndex):
             return [message_to_domain(row) for row in await session.scalars(statement)]
 
 
-def _best_items(where: Sequence[ColumnElement[bool]], best: Sequence[tuple[str, str, float]]) -> Select[Any]:
-    """The best items' text and sources, of live conversations only, beside the version of those
-    `where` picks."""
+# A turn's recall reads, built once per shape of holder (turn_statements.py says why). Parameters:
+# owner, end_user, scope, model, agent_id (of an agent's holder), exclude (the turn's conversation).
+@functools.cache
+def _shared_items(of_agent: bool, excluding: bool) -> tuple[ColumnElement[bool], ...]:
+    where = [I.owner == bindparam("owner"), I.end_user == bindparam("end_user"),
+             I.recall_scope == bindparam("scope"), I.model == bindparam("model")]
+    if of_agent:
+        where.append(I.agent_id == bindparam("agent_id"))
+    if excluding:
+        where.append(I.conversation_id != bindparam("exclude"))
+    return tuple(where)
+
+
+@functools.cache
+def _matrix(of_agent: bool, excluding: bool) -> Select[Any]:
+    """The items' vectors beside their version."""
+    where = _shared_items(of_agent, excluding)
+    return with_version(where, (I.id, I.conversation_id, I.vector), and_(*where))
+
+
+@functools.cache
+def _best_items(of_agent: bool, excluding: bool, picked: bool) -> Select[Any]:
+    """The best items' text and sources (parameter `ids`), of live conversations only, beside the
+    version; only the version when none is picked."""
     c = ConversationRow
     live = and_(c.id == I.conversation_id, c.deleted_at.is_(None), c.is_debug.is_(False))
-    picked = I.id.in_([item_id for item_id, _, _ in best]) if best else None
-    return with_version(where, (I.id, I.kind, I.conversation_id, I.text, I.source_message_ids), picked,
-                        join(I, ConversationRow, live))
+    ids = I.id.in_(bindparam("ids", expanding=True)) if picked else None
+    return with_version(_shared_items(of_agent, excluding), (I.id, I.kind, I.conversation_id, I.text,
+                                                             I.source_message_ids), ids, join(I, c, live))
+
+
+def _ids(best: Sequence[tuple[str, str, float]]) -> list[str]:
+    return [item_id for item_id, _, _ in best]
 
 
 def _scored(best: Sequence[tuple[str, str, float]], rows: Sequence[Any], top_k: int) -> list[ScoredItem]:
