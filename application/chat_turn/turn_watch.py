@@ -114,7 +114,8 @@ class TurnWatch:
             if self._beaten and not await self._presence.worker_alive(self._task_id):
                 self._records_lost()
             await self._presence.worker_beat(self._task_id, self._times.worker_lease)
-            await self._tasks.register(self._info, self._times.task_ttl)
+            if self._beaten:  # renewed: LaunchTurn registered the task just before the first beat
+                await self._tasks.register(self._info, self._times.task_ttl)
         except ApplicationError as failure:
             log.warning("turn %s: could not renew its worker lease: %s", self._task_id, failure.message)
             return False
