@@ -73,6 +73,12 @@ class Conversation:
         if self.message_count < 0:
             raise DomainError("a message count cannot be negative")
 
+    @property
+    def had_turns(self) -> bool:
+        """Whether a turn was opened in it before: as a turn opens it, a new conversation has none,
+        and so no memory of its own yet (no entities, archive or summary: upkeep follows turns)."""
+        return self.message_count > 0
+
     def is_visible_to(self, owner: OwnerId) -> bool:
         """Only the owner sees a conversation, and nobody sees a deleted one."""
         return self.owner == owner and self.deleted_at is None

@@ -103,10 +103,8 @@ class MemoryRecall(LongTermRecall):
         policy, problems = self._policy, list[str]()
         # Every tier at once: with a memory server and a database, one round trip of waiting.
         async with asyncio.TaskGroup() as reads:
-            sheet_read = reads.create_task(
-                best_effort(self._entities.entity_sheet(conversation.id), EntitySheet(), "recall of entities")
-            )
-            archive = best_effort(self._ranked(conversation.id, query), ArchivedRecall(), "recall of the archive")
+            sheet_read = reads.create_task(best_effort(self._sheet(conversation), EntitySheet(), "recall of entities"))
+            archive = best_effort(self._ranked(conversation, query), ArchivedRecall(), "recall of the archive")
             archive_read = reads.create_task(archive)
             user_read = reads.create_task(self._recall_user(conversation, config, query))
         (sheet, sheet_problem), (archived, archive_problem) = sheet_read.result(), archive_read.result()
@@ -137,11 +135,16 @@ class MemoryRecall(LongTermRecall):
             return UserRecalled()
         return await self._user.recall(conversation, config, query)
 
-    async def _ranked(self, conversation_id: ConversationId, query: str) -> ArchivedRecall:
+    async def _sheet(self, conversation: Conversation) -> EntitySheet:
+        if not conversation.had_turns:  # its first turn: the upkeep of none has given it entities yet
+            return EntitySheet()
+        return await self._entities.entity_sheet(conversation.id)
+
+    async def _ranked(self, conversation: Conversation, query: str) -> ArchivedRecall:
         """The best `archive_top_k` entries by cosine: the query embedded, ranked against the stored
         vectors, and entries not indexed yet embedded and scored here."""
-        top_k = self._policy.archive_top_k
-        if not top_k:
+        top_k, conversation_id = self._policy.archive_top_k, conversation.id
+        if not top_k or not conversation.had_turns:  # a first turn has no archive to rank
             return ArchivedRecall()
         try:
             [wanted] = await self._embedder.embed([query])

@@ -16,6 +16,7 @@ from domain.memory import MemoryPolicy
 from domain.memory_entities import EntityScope
 from domain.user_memory import FactHolder, RecallItem, RecallKind, UserScope
 from infrastructure.memory.inprocess_memory_store import InProcessMemoryStore
+from tests.doubles import FailingMemoryStore
 from tests.fake_user_memory import FakeRecallIndex, FakeUserFacts
 from tests.fakes import T0, FakeEmbedder, FakeEntityExtractor, WordTokenizer
 
@@ -65,15 +66,31 @@ async def test_an_agent_without_user_memory_keeps_every_value_in_the_conversatio
     assert sorted(e.type for e in (await conversation.entity_sheet(CONV)).current) == ["date", "intent", "name"]
 
 
-def conversation() -> Conversation:
-    return Conversation(CONV, AGENT, OWNER, T0, T0, end_user=ANN)
+def conversation(turns_before: int = 2) -> Conversation:
+    return Conversation(CONV, AGENT, OWNER, T0, T0, end_user=ANN, message_count=turns_before)
 
 
-async def recall_with(facts: FakeUserFacts, index: FakeRecallIndex, store: InProcessMemoryStore) -> Any:
+async def recall_with(
+    facts: FakeUserFacts, index: FakeRecallIndex, store: InProcessMemoryStore, turns_before: int = 2
+) -> Any:
     embedder = FakeEmbedder()
     user = UserRecall(facts, index, embedder, top_k=3)
     recall = MemoryRecall(store, store, embedder, WordTokenizer(), MemoryPolicy(), user)
-    return await recall.recall(conversation(), AgentConfig(AGENT), "what is my dog called", [])
+    return await recall.recall(conversation(turns_before), AgentConfig(AGENT), "what is my dog called", [])
+
+
+async def test_a_conversations_first_turn_reads_none_of_its_own_tiers_but_the_users_facts() -> None:
+    facts, index, store = FakeUserFacts(), FakeRecallIndex(), FailingMemoryStore()
+    store.failing.update({"entity_sheet", "archive"})  # a read of either would be a problem in the report
+    said_before, _ = await extract(AgentConfig(AGENT))  # in another conversation
+    await facts.record_user_facts(SHARED, list(said_before.current[SHARED].values()))
+    recalled = await recall_with(facts, index, store, turns_before=0)
+    assert "problems" not in recalled.report
+    assert ("name", "Ada") in [(e.type, e.value) for e in recalled.memory.entities]
+    with_turns = await recall_with(facts, index, store, turns_before=1)
+    assert with_turns.report["problems"] == [
+        "entities: The memory store is unavailable.", "archive: The memory store is unavailable."
+    ]
 
 
 async def test_a_new_conversation_recalls_the_users_facts_and_cites_earlier_conversations() -> None:
