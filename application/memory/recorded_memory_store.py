@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from application.best_effort import best_effort
 from application.errors import ApplicationError
+from application.memory.cache_warming import warm_as_recorded
 from application.ports.memory_record import ArchiveRecord, MemoryForgetting
 from application.ports.memory_store import EntityCache, EntityMemory, MemoryStore, UpkeepLedger
 
@@ -38,7 +39,6 @@ if TYPE_CHECKING:
     from domain.messages import Msg
 
 log = logging.getLogger(__name__)
-WARM_ROUNDS = 3  # caching a conversation's entities, then checking the record still reads the same
 
 
 class MemoryCache(MemoryStore, EntityMemory, EntityCache, UpkeepLedger, Protocol):
@@ -123,22 +123,11 @@ class RecordedMemoryStore(MemoryStore, EntityMemory, UpkeepLedger):
         return removed
 
     async def _warm(self, conversation_id: ConversationId, sheet: EntitySheet) -> None:
-        """Cache the record's sheet, then read the record again. Whoever read it before another's
-        merge may cache that older sheet after the other's newer one; so warm again until the record
-        still reads as cached: the last warm then holds every merge committed before it. Should the
-        record keep changing, the cached copy is dropped, and the next read takes the record's."""
-        for _ in range(WARM_ROUNDS):
-            _, failed = await best_effort(self._cache.warm_entities(conversation_id, sheet), None,
-                                          f"caching the entities of {conversation_id}")
-            if failed is not None:
-                return
-            again, failed = await best_effort(self._record.entity_sheet(conversation_id), sheet,
-                                              f"checking the cached entities of {conversation_id}")
-            if failed is not None or again == sheet:
-                return
-            sheet = again
-        await best_effort(self._cache.drop_entities(conversation_id), None,
-                          f"dropping the cached entities of {conversation_id}")
+        await warm_as_recorded(
+            sheet, lambda copy: self._cache.warm_entities(conversation_id, copy),
+            lambda: self._record.entity_sheet(conversation_id), lambda: self._cache.drop_entities(conversation_id),
+            f"entities of {conversation_id}",
+        )
 
     # --- upkeep: the cache's ---
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 from application.best_effort import best_effort
+from application.memory.cache_warming import warm_as_recorded
 from application.ports.memory_record import MemoryForgetting, UserFacts
 
 if TYPE_CHECKING:
@@ -27,8 +28,6 @@ if TYPE_CHECKING:
     from domain.ids import AppId, ConversationId, EndUserId, OwnerId
     from domain.memory_entities import Entity, EntitySheet
     from domain.user_memory import FactHolder, ForgetCounts
-
-WARM_ROUNDS = 3  # as for a conversation's entities (recorded_memory_store.py)
 
 
 class UserFactRecord(UserFacts, MemoryForgetting, Protocol):
@@ -76,15 +75,10 @@ class RecordedUserFacts(UserFacts, MemoryForgetting):
         return await self._record.conversations_with_memory(owner, end_user, agent_id)
 
     async def _warm(self, holder: FactHolder, sheet: EntitySheet) -> None:
-        for _ in range(WARM_ROUNDS):
-            _, failed = await best_effort(self._cache.warm_user_facts(holder, sheet), None, "caching user facts")
-            if failed is not None:
-                return
-            again, failed = await best_effort(self._record.user_facts(holder), sheet, "checking cached user facts")
-            if failed is not None or again == sheet:
-                return
-            sheet = again
-        await self._drop(holder.owner, holder.end_user)  # the record kept changing: hold none
+        await warm_as_recorded(
+            sheet, lambda copy: self._cache.warm_user_facts(holder, copy), lambda: self._record.user_facts(holder),
+            lambda: self._cache.drop_user_facts(holder.owner, holder.end_user), "user facts",
+        )
 
     async def _drop(self, owner: OwnerId, end_user: EndUserId) -> None:
         await best_effort(self._cache.drop_user_facts(owner, end_user), None, "dropping cached user facts")

@@ -8,7 +8,6 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import pytest
-from sqlalchemy import text
 
 from application.chat_turn.save_outcome import SaveOutcome
 from application.model_calls.call_scope import CallScope, calls_for, kept_calls
@@ -25,23 +24,14 @@ from tests.integration.db_fixtures import (  # noqa: F401  (fixtures are used by
     database_url,
     pg_database_url,
 )
+from tests.integration.test_model_call_ledger_contract import ledger  # noqa: F401  (a fixture)
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
-
     from infrastructure.persistence.database import Database
 
 pytestmark = pytest.mark.integration
 
 NOON = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-async def ledger(database: Database) -> AsyncIterator[SqlAlchemyModelCallLedger]:  # noqa: F811
-    yield SqlAlchemyModelCallLedger(database)
-    if not database.is_sqlite:  # the PostgreSQL database is shared by the session
-        async with database.engine.begin() as connection:
-            await connection.execute(text("DELETE FROM model_calls"))
 
 
 async def running_turn(database: Database, n: int) -> Message:  # noqa: F811
