@@ -60,6 +60,9 @@ class SaveOutcome:
             log.exception("turn %s: could not save its outcome", finished.task_id)
             self.unsaved(calls)
             return ApplicationError("An internal error kept the turn's outcome from being saved.")
+        except BaseException:  # cancelled (a shutdown draining its turns): the writer still records them
+            self.unsaved(calls)
+            raise
         return None
 
     def unsaved(self, calls: Sequence[ModelCall]) -> None:

@@ -23,14 +23,16 @@ async def warm_as_recorded(
     drop: Callable[[], Awaitable[None]], what: str,
 ) -> None:
     """Cache `copy` (just read from the record) until the record reads as cached. Should the record
-    keep changing, the cache holds none, and the next read takes the record's. A cache or record
-    that fails ends it (logged): the reader already has its copy."""
+    keep changing, or fail to read, the cache holds none, and the next read takes the record's. A
+    cache that fails ends it (logged): the reader already has its copy."""
     for _ in range(WARM_ROUNDS):
         _, failed = await best_effort(warm(copy), None, f"caching {what}")
         if failed is not None:
             return
         again, failed = await best_effort(read(), copy, f"checking the cached {what}")
-        if failed is not None or again == copy:
+        if again == copy and failed is None:
             return
+        if failed is not None:  # unchecked, the copy may predate a write (or a forget) that came between
+            break
         copy = again
     await best_effort(drop(), None, f"dropping the cached {what}")

@@ -115,12 +115,19 @@ class RecordedMemoryStore(MemoryStore, EntityMemory, UpkeepLedger):
         self, conversation_id: ConversationId, entities: Sequence[Entity], min_confidence: float = 0.0
     ) -> None:
         await self._record.record_entities(conversation_id, entities, min_confidence)
-        await self._warm(conversation_id, await self._record.entity_sheet(conversation_id))
+        await self._refresh(conversation_id)
 
     async def remove_entity(self, conversation_id: ConversationId, kind: str) -> bool:
         removed = await self._record.remove_entity(conversation_id, kind)
-        await self._warm(conversation_id, await self._record.entity_sheet(conversation_id))
+        await self._refresh(conversation_id)
         return removed
+
+    async def _refresh(self, conversation_id: ConversationId) -> None:
+        """After a write: the older copy dropped first, so that a failing read of the record (or a
+        failing cache) leaves no copy rather than one that misses the write."""
+        await best_effort(self._cache.drop_entities(conversation_id), None,
+                          f"dropping the cached entities of {conversation_id}")
+        await self._warm(conversation_id, await self._record.entity_sheet(conversation_id))
 
     async def _warm(self, conversation_id: ConversationId, sheet: EntitySheet) -> None:
         await warm_as_recorded(

@@ -10,8 +10,9 @@ refused turn never started, so there is nothing to keep (docs/ARCHITECTURE.md §
 
 A sum is kept `cache_ttl` seconds per account (or agent) and period, so a turn's start runs no
 query most of the time. The staleness bound: a budget crossed is noticed at most `cache_ttl`
-seconds (plus the ledger's write, a moment) late; turns started meanwhile, and those running, are
-still spent. So a budget is a ceiling the spend passes by at most what that window costs.
+seconds (plus the ledger's write: a moment, or for a turn's own calls the end of that turn, whose
+save writes them) late; turns started meanwhile, and those running, are still spent. So a budget is
+a ceiling the spend passes by at most what that window costs.
 
 Each check sets the budget's used share in the metrics (`budget_used`, by scope and agent), and a
 turn that starts with `warn_at` or more of a budget used counts a warning (`budget_alert`): the soft

@@ -202,16 +202,43 @@ class InProcessEmbeddingCache(EmbeddingCache):
 
 
 class InProcessUserFactCache(UserFactCache):
-    """End users' facts in a dict, for the one process of the embedded default."""
+    """End users' facts in this process, for the embedded default: at most `max_users` users (the
+    least recently used dropped first), each user's copies lapsing `ttl` seconds after their last
+    warming on `clock`. A second process on the same database (`memagent mcp` beside `memagent
+    serve`) writes facts this one is never told of, so no copy is kept for long."""
 
-    def __init__(self) -> None:
-        self._sheets: dict[tuple[OwnerId, EndUserId], dict[AppId | None, EntitySheet]] = {}
+    def __init__(
+        self, ttl: float = 60.0, max_users: int = 10_000, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        if ttl <= 0 or max_users < 1:
+            raise ValueError("ttl must be positive and max_users at least 1")
+        self._sheets: OrderedDict[tuple[OwnerId, EndUserId], tuple[float, dict[AppId | None, EntitySheet]]] = (
+            OrderedDict()
+        )
+        self._ttl = ttl
+        self._max = max_users
+        self._clock = clock
 
     async def cached_user_facts(self, holder: FactHolder) -> EntitySheet | None:
-        return self._sheets.get((holder.owner, holder.end_user), {}).get(holder.agent_id)
+        return self._held(holder.owner, holder.end_user).get(holder.agent_id)
 
     async def warm_user_facts(self, holder: FactHolder, sheet: EntitySheet) -> None:
-        self._sheets.setdefault((holder.owner, holder.end_user), {})[holder.agent_id] = sheet
+        key = (holder.owner, holder.end_user)
+        sheets = self._held(*key)
+        sheets[holder.agent_id] = sheet
+        self._sheets[key] = (self._clock() + self._ttl, sheets)
+        self._sheets.move_to_end(key)
+        while len(self._sheets) > self._max:
+            self._sheets.popitem(last=False)
 
     async def drop_user_facts(self, owner: OwnerId, end_user: EndUserId) -> None:
         self._sheets.pop((owner, end_user), None)
+
+    def _held(self, owner: OwnerId, end_user: EndUserId) -> dict[AppId | None, EntitySheet]:
+        """The user's copies that have not lapsed (a lapsed user's are dropped)."""
+        held = self._sheets.get((owner, end_user))
+        if held is None or held[0] < self._clock():
+            self._sheets.pop((owner, end_user), None)
+            return {}
+        self._sheets.move_to_end((owner, end_user))
+        return held[1]

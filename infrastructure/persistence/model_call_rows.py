@@ -10,7 +10,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Boolean, Double, Index, Integer, String, insert
+from sqlalchemy import Boolean, Double, Index, Integer, String
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Mapped, mapped_column
 
 from infrastructure.persistence.rows import ID, OWNER, TIMESTAMP, Base, utc
@@ -54,8 +56,13 @@ class ModelCallRow(Base):
     status: Mapped[str] = mapped_column(String(16))
 
 
-# Built once: the ledger's writer and a turn's save (its own calls) insert rows this way.
-INSERT_MODEL_CALLS = insert(ModelCallRow)
+# Built once: the ledger's writer and a turn's save (its own calls) insert rows this way, by the
+# database's dialect (True: SQLite). A call already there is left as it is: a save whose commit was
+# lost with its connection hands its calls to the writer, which must not fail the batch on them.
+INSERT_MODEL_CALLS = {
+    True: sqlite_insert(ModelCallRow).on_conflict_do_nothing(index_elements=["id"]),
+    False: pg_insert(ModelCallRow).on_conflict_do_nothing(index_elements=["id"]),
+}
 
 
 def model_call_values(call: ModelCall) -> dict[str, Any]:

@@ -123,7 +123,7 @@ class SqlAlchemyMessageStore(MessageStore):
             if steps:  # one executemany INSERT
                 await session.execute(INSERT_STEPS, [step_values(step) for step in steps])
             if calls:  # the ledger's rows of the turn's own calls (sqlalchemy_model_call_ledger.py)
-                await session.execute(INSERT_MODEL_CALLS, [model_call_values(call) for call in calls])
+                await session.execute(INSERT_MODEL_CALLS[self._db.is_sqlite], [model_call_values(c) for c in calls])
             if message.parent_message_id is not None and message.is_completed_turn:
                 await self._supersede(session, message)
             if message.is_completed_turn:

@@ -35,7 +35,7 @@ class SqlAlchemyModelCallLedger(ModelCallLedger):
         if not calls:
             return
         async with self._db.transaction("record_model_calls") as session:
-            await session.execute(INSERT_MODEL_CALLS, [model_call_values(c) for c in calls])
+            await session.execute(INSERT_MODEL_CALLS[self._db.is_sqlite], [model_call_values(c) for c in calls])
 
     async def conversation_usage(self, conversation_id: str) -> list[PurposeUsage]:
         r = ModelCallRow

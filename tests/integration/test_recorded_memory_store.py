@@ -284,6 +284,32 @@ async def test_a_reader_of_no_entities_overtaken_by_the_first_merge_leaves_no_em
     assert by_type(await store.entity_sheet(conversation.id)) == ([("date", "friday")], [])
 
 
+class UnreadableAfterWrites(SqlAlchemyMemoryRecord):
+    """The record, failing every read of a conversation's entities once `broken` is set."""
+
+    broken = False
+
+    async def entity_sheet(self, conversation_id: ConversationId) -> EntitySheet:
+        if self.broken:
+            raise StoreUnavailable("The database is unavailable.")
+        return await super().entity_sheet(conversation_id)
+
+
+async def test_a_write_whose_sheet_cannot_be_read_back_leaves_no_older_copy(
+    caches: Caches, memory_db: Database, conversation: Conversation  # noqa: F811
+) -> None:
+    record = UnreadableAfterWrites(memory_db)
+    cache = caches.new()
+    store = RecordedMemoryStore(cache, record)
+    assert await store.entity_sheet(conversation.id) == EntitySheet()  # an empty copy, warmed
+    record.broken = True
+    with pytest.raises(StoreUnavailable):  # merged, then the read back failed
+        await store.record_entities(conversation.id, [entity("city", "Lyon")])
+    assert await cache.cached_entities(conversation.id) is None
+    record.broken = False
+    assert by_type(await store.entity_sheet(conversation.id)) == ([("city", "Lyon")], [])
+
+
 async def test_concurrent_entity_writes_and_reads_leave_the_cache_as_the_record_or_a_miss(
     caches: Caches, record: SqlAlchemyMemoryRecord, conversation: Conversation
 ) -> None:

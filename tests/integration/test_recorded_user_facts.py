@@ -8,6 +8,7 @@ import asyncio
 
 import pytest
 
+from application.errors import StoreUnavailable
 from application.memory.recorded_user_facts import RecordedUserFacts
 from application.ports.memory_store import UserFactCache
 from domain.ids import AppId
@@ -138,3 +139,21 @@ async def test_an_unreachable_redis_still_answers_from_the_record(record: Watche
     finally:
         await client.close()
 
+
+
+class FailingCheck(WatchedRecord):
+    """The record whose second read (the check after warming) fails, once the first has been made."""
+
+    async def user_facts(self, holder: FactHolder) -> EntitySheet:
+        if self.reads == 1:
+            self.reads += 1
+            raise StoreUnavailable("The database is unavailable.")
+        return await super().user_facts(holder)
+
+
+async def test_a_copy_whose_check_failed_is_not_kept(cache: UserFactCache, memory_db: Database) -> None:  # noqa: F811
+    record = FailingCheck(memory_db)
+    await record.record_user_facts(SHARED, fact("Ann"))
+    facts = RecordedUserFacts(cache, record)
+    assert values(await facts.user_facts(SHARED)) == (["Ann"], [])  # the reader has what it read
+    assert await cache.cached_user_facts(SHARED) is None  # unchecked: it may predate a write or a forget

@@ -4,6 +4,7 @@ so none is lost and none is written twice."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -84,3 +85,40 @@ async def test_calls_a_failed_save_could_not_keep_are_written_by_the_writer_once
     assert await save(done, [], calls) is not None
     await recorder.flush()
     assert [(p.purpose, p.calls) for p in await ledger.conversation_usage("c2")] == [("chat", 2), ("title", 1)]
+
+
+async def test_calls_saved_and_then_handed_to_the_writer_again_are_written_once(
+    database: Database, ledger: SqlAlchemyModelCallLedger  # noqa: F811
+) -> None:
+    recorder = RecordModelCalls(ledger, FakeClock(NOON), SequentialIds())
+    message = await running_turn(database, 3)
+    calls = turn_calls(recorder, message)
+    save = SaveOutcome(SqlAlchemyMessageStore(database), retry_for=0, ledger=recorder)
+    assert await save(message.finish(TurnOutcome("a", MessageStatus.NORMAL, Usage(), 1.0), NOON), [], calls) is None
+    recorder.write(calls)  # as after a commit whose answer was lost with its connection
+    await recorder.flush()
+    assert [(p.purpose, p.calls) for p in await ledger.conversation_usage("c3")] == [("chat", 2), ("title", 1)]
+
+
+class StalledStore(SqlAlchemyMessageStore):
+    """A store whose saves never answer (a database hanging as the server shuts down)."""
+
+    async def finish_message(self, *args: object, **kwargs: object) -> None:
+        await asyncio.Event().wait()
+
+
+async def test_a_save_cancelled_by_a_shutdown_hands_its_calls_to_the_writer(
+    database: Database, ledger: SqlAlchemyModelCallLedger  # noqa: F811
+) -> None:
+    recorder = RecordModelCalls(ledger, FakeClock(NOON), SequentialIds())
+    message = await running_turn(database, 4)
+    calls = turn_calls(recorder, message)
+    save = SaveOutcome(StalledStore(database), retry_for=0, ledger=recorder)
+    saving = asyncio.create_task(save(message.finish(TurnOutcome("a", MessageStatus.NORMAL, Usage(), 1.0), NOON),
+                                      [], calls))
+    await asyncio.sleep(0.05)
+    saving.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await saving
+    await recorder.flush()
+    assert [(p.purpose, p.calls) for p in await ledger.conversation_usage("c4")] == [("chat", 2), ("title", 1)]

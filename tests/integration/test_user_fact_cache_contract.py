@@ -98,3 +98,17 @@ async def test_an_unreachable_redis_raises_memory_unavailable_naming_no_host() -
             assert "127.0.0.1" not in caught.value.message
     finally:
         await client.close()
+
+
+async def test_in_process_copies_lapse_after_their_ttl_and_the_least_recent_user_goes_first() -> None:
+    now = [0.0]
+    cache = InProcessUserFactCache(ttl=60.0, max_users=2, clock=lambda: now[0])
+    ben, cy = FactHolder(ALICE, EndUserId("ben")), FactHolder(ALICE, EndUserId("cy"))
+    await cache.warm_user_facts(SHARED, sheet("Ann"))
+    now[0] = 59.0
+    assert await cache.cached_user_facts(SHARED) == sheet("Ann")  # and now the most recently used
+    await cache.warm_user_facts(ben, sheet("Ben"))
+    await cache.warm_user_facts(cy, sheet("Cy"))  # a third user: the least recently used (Ann) goes
+    assert (await cache.cached_user_facts(SHARED), await cache.cached_user_facts(cy)) == (None, sheet("Cy"))
+    now[0] = 119.5  # 60.5 s after Ben's warming
+    assert await cache.cached_user_facts(ben) is None
