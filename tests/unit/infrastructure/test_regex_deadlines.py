@@ -133,7 +133,6 @@ def best_seconds(work: Callable[[], object]) -> float:
     count as the pattern's growth."""
     work()
     best = float("inf")
-    gc.collect()
     gc.disable()
     try:
         for _ in range(3):
