@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from application.errors import EventStoreUnavailable, NotFound
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 
     from application.ports.event_log import EventLog, LoggedEvent
     from application.ports.message_store import MessageStore
@@ -55,7 +55,18 @@ class FollowTask:
         return bool(seen) and seen[0].thought.event.is_terminal
 
     async def __call__(self, task_id: TaskId, after: int = 0) -> AsyncIterator[LoggedEvent | None]:
-        """Yields events up to the terminal one, and None after `keepalive` seconds of silence.
+        """Yields events one at a time up to the terminal one, and None after `keepalive` seconds of
+        silence (`batches` says more). Check ownership with `owned` first."""
+        async for batch in self.batches(task_id, after):
+            if batch is None:
+                yield None
+                continue
+            for logged in batch:
+                yield logged
+
+    async def batches(self, task_id: TaskId, after: int = 0) -> AsyncGenerator[Sequence[LoggedEvent] | None]:
+        """Yields the events read together, in order, up to the terminal one (which ends the last
+        batch), and None after `keepalive` seconds of silence: a stream writes each batch at once.
 
         While it runs it renews the task's client lease, so the turn knows someone follows it.
         Check ownership with `owned` first.
@@ -83,11 +94,12 @@ class FollowTask:
                     yield None
                 continue
             quiet_since = now
-            for logged in batch:
-                yield logged
-                after = logged.id
-                if logged.thought.event.is_terminal:
-                    return
+            end = next((i for i, logged in enumerate(batch) if logged.thought.event.is_terminal), None)
+            if end is not None:
+                yield batch[: end + 1]
+                return
+            yield batch
+            after = batch[-1].id
 
 
 LOST = "The turn's events were lost by the event store; its outcome will be in the conversation's messages."

@@ -82,6 +82,6 @@ async def _turn(
 async def answer(handle: TurnHandle, stream: bool, follow: FollowTask) -> dict[str, Any] | Response:
     """A started turn's answer: SSE frames as they come, or one JSON object once it has ended."""
     if stream:
-        return sse_response(follow(handle.task_id), handle.task_id)
+        return sse_response(follow.batches(handle.task_id), handle.task_id)
     result = await aggregate(follow(handle.task_id))
     return turn_result_data(handle, result) | {"thoughts": [frame_data(t) for t in result.thoughts]}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+from contextlib import aclosing
 from typing import TYPE_CHECKING
 
 from fastapi.sse import KEEPALIVE_COMMENT, EventSourceResponse, format_sse_event
@@ -18,30 +19,43 @@ from application.errors import ApplicationError
 from interfaces.http.schemas import frame_data
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 
     from application.ports.event_log import LoggedEvent
 
 log = logging.getLogger(__name__)
 
 
-async def sse_frames(events: AsyncIterator[LoggedEvent | None], task_id: str) -> AsyncIterator[bytes]:
+async def sse_frames(batches: AsyncGenerator[Sequence[LoggedEvent] | None], task_id: str) -> AsyncIterator[bytes]:
+    """The frames of each batch of events the follower read together as one chunk, the `done` frame
+    with the terminal event's: each chunk is one write to the socket, and a turn that outpaces its
+    reader makes fewer, larger writes instead of one per event."""
+    done = format_sse_event(event="done", data_str=json.dumps({"task_id": task_id}))
     try:
-        async for logged in events:
-            if logged is None:
-                yield KEEPALIVE_COMMENT
-                continue
-            data = json.dumps(frame_data(logged.thought), ensure_ascii=False)
-            yield format_sse_event(event=logged.thought.event.value, id=str(logged.id), data_str=data)
+        async with aclosing(batches) as reading:
+            async for batch in reading:
+                if batch is None:
+                    yield KEEPALIVE_COMMENT
+                    continue
+                frames = b"".join(_frame(logged) for logged in batch)
+                if batch[-1].thought.event.is_terminal:
+                    yield frames + done
+                    return
+                yield frames
     except ApplicationError as failure:
         log.error("task %s: event stream failed: %s", task_id, failure.message)
         error = {"event": "error", "task_id": task_id, "code": failure.code, "message": failure.message}
         yield format_sse_event(event="error", data_str=json.dumps(error))
-    yield format_sse_event(event="done", data_str=json.dumps({"task_id": task_id}))
+    yield done
 
 
-def sse_response(events: AsyncIterator[LoggedEvent | None], task_id: str) -> EventSourceResponse:
+def _frame(logged: LoggedEvent) -> bytes:
+    data = json.dumps(frame_data(logged.thought), ensure_ascii=False)
+    return format_sse_event(event=logged.thought.event.value, id=str(logged.id), data_str=data)
+
+
+def sse_response(batches: AsyncGenerator[Sequence[LoggedEvent] | None], task_id: str) -> EventSourceResponse:
     return EventSourceResponse(
-        sse_frames(events, task_id),
+        sse_frames(batches, task_id),
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )

@@ -56,7 +56,7 @@ async def task_events(
     """Replay a task's events after Last-Event-ID (header or query), then follow it live."""
     after = _resume_point(last_event_id_header, last_event_id)
     await follow.owned(TaskId(task_id), viewer)
-    return sse_response(follow(TaskId(task_id), after), task_id)
+    return sse_response(follow.batches(TaskId(task_id), after), task_id)
 
 
 @router.post("/api/tasks/{task_id}/stop")
