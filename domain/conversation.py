@@ -74,10 +74,11 @@ class Conversation:
             raise DomainError("a message count cannot be negative")
 
     @property
-    def had_turns(self) -> bool:
-        """Whether a turn was opened in it before: as a turn opens it, a new conversation has none,
-        and so no memory of its own yet (no entities, archive or summary: upkeep follows turns)."""
-        return self.message_count > 0
+    def has_earlier_turns(self) -> bool:
+        """Whether turns were opened in it before its latest one. A turn gets its conversation as
+        its opening left it, its own message counted (`MessageStore.open_turn`): without earlier
+        turns it has no memory of its own yet (no entities, archive or summary: upkeep follows turns)."""
+        return self.message_count > 1
 
     def is_visible_to(self, owner: OwnerId) -> bool:
         """Only the owner sees a conversation, and nobody sees a deleted one."""

@@ -47,7 +47,7 @@ class FakeMessageStore(MessageStore):
         self.messages[message.id] = message
         touched = replace(conversation, last_active_at=message.created_at, message_count=len(turns) + 1)
         self.conversations[conversation.id] = touched
-        return conversation
+        return touched
 
     async def finish_message(
         self, message: Message, steps: Sequence[MessageAgentThought], calls: Sequence[ModelCall] = ()

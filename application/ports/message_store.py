@@ -47,13 +47,14 @@ class MessageStore(Protocol):
         ...
 
     async def open_turn(self, message: Message, new_conversation: Conversation | None) -> Conversation | None:
-        """Persist a turn's query in one transaction, and return its conversation.
+        """Persist a turn's query in one transaction, and return its conversation as that left it.
 
         With `new_conversation`, both are created. Otherwise the message's conversation must
         exist, be visible to the message's owner, and have no turn running (else `Conflict`);
         None means it was not found, and nothing was written. A regeneration (a message with a
         `parent_message_id`) must answer the conversation's latest message, else `Conflict`.
-        The conversation's activity time and message count move with the new message.
+        The conversation's activity time and message count move with the new message, in the
+        conversation returned too.
         """
         ...
 

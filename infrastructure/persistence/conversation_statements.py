@@ -20,14 +20,6 @@ if TYPE_CHECKING:
 _LIVE = CONVERSATIONS.c.deleted_at.is_(None)
 _LATEST = MESSAGES.alias("latest")
 
-# A new turn's effect on its conversation's list entry. Parameters (each named `b_<name>`, since a
-# bound parameter may not share its column's name in a SET clause): conversation_id, active_at.
-TOUCH_CONVERSATION = (
-    update(CONVERSATIONS)
-    .where(CONVERSATIONS.c.id == bindparam("b_conversation_id"))
-    .values(message_count=CONVERSATIONS.c.message_count + 1, last_active_at=bindparam("b_active_at"))
-)
-
 # A message's parent. Parameter: message_id.
 PARENT_OF = select(MESSAGES.c.parent_message_id).where(MESSAGES.c.id == bindparam("b_message_id"))
 

@@ -7,7 +7,7 @@ domain rules. `*_to_domain` and `*_from_domain` are the only bridges between the
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import (
     JSON,
@@ -27,6 +27,9 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+if TYPE_CHECKING:
+    from sqlalchemy import Row
 
 from domain.accounts import ApiKey, ApiKeyId
 from domain.conversation import Conversation, Message, MessageAgentThought, MessageStatus, Rating
@@ -179,7 +182,8 @@ def _utc_or_none(value: datetime | None) -> datetime | None:
     return utc(value) if value is not None else None
 
 
-def conversation_to_domain(row: ConversationRow) -> Conversation:
+def conversation_to_domain(row: ConversationRow | Row[Any]) -> Conversation:
+    """From the mapped row, or a Core row of the table's columns (a RETURNING clause's)."""
     return Conversation(
         id=ConversationId(row.id), app_id=AppId(row.app_id), owner=OwnerId(row.owner),
         created_at=utc(row.created_at), updated_at=utc(row.updated_at),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from sqlalchemy import Executable, Select, select
@@ -21,7 +22,6 @@ from infrastructure.persistence.conversation_statements import (
     SAVE_FOLLOW_UPS,
     SOFT_DELETE,
     SUPERSEDE,
-    TOUCH_CONVERSATION,
     last_messages,
     list_query,
 )
@@ -45,11 +45,11 @@ from infrastructure.persistence.turn_statements import (
     INSERT_CONVERSATION,
     INSERT_MESSAGE,
     INSERT_STEPS,
-    LOCK_CONVERSATION,
     OPEN_MESSAGE,
     OPEN_REGENERATION,
     RECENT_TURNS,
     SAVE_SUMMARY,
+    TOUCH_FOR_TURN,
     VISIBLE_CONVERSATION,
 )
 
@@ -82,35 +82,24 @@ class SqlAlchemyMessageStore(MessageStore):
         # Core INSERTs: one statement each, in this order, without the unit of work's bookkeeping.
         async with self._db.transaction("open_turn") as session:
             if new_conversation is not None:
-                first = {"message_count": 1, "last_active_at": utc(message.created_at)}
-                await session.execute(INSERT_CONVERSATION, conversation_values(new_conversation) | first)
+                first = replace(new_conversation, message_count=1, last_active_at=message.created_at)
+                await session.execute(INSERT_CONVERSATION, conversation_values(first))
                 await session.execute(INSERT_MESSAGE, message_values(message))
-                return new_conversation
-            found = await self._lock_conversation(session, message)
+                return first
+            touched = {"b_conversation_id": message.conversation_id, "b_owner": message.owner,
+                       "b_active_at": utc(message.created_at)}
+            found = (await session.execute(TOUCH_FOR_TURN, touched)).first()
             if found is None:
                 return None
-            # Inserted only if still no turn runs: the read above may predate another turn's commit.
+            if found.busy:  # raised, the transaction is rolled back: nothing was written
+                raise _busy(message)
+            # Inserted only if still no turn runs: the touch may have read a snapshot older than
+            # another turn's commit.
             opening = OPEN_REGENERATION if message.parent_message_id is not None else OPEN_MESSAGE
             opened = await session.execute(opening, message_values(message))
             if opened.rowcount != 1:  # type: ignore[attr-defined]
                 raise _busy(message)
-            touched = {"b_conversation_id": message.conversation_id, "b_active_at": utc(message.created_at)}
-            await session.execute(TOUCH_CONVERSATION, touched)
-        return found
-
-    async def _lock_conversation(self, session: AsyncSession, message: Message) -> Conversation | None:
-        """The message's conversation if its owner may add a turn now (else `Conflict`)."""
-        found = (
-            await session.execute(
-                LOCK_CONVERSATION, {"conversation_id": message.conversation_id, "owner": message.owner}
-            )
-        ).first()
-        if found is None:
-            return None
-        row, busy = found
-        if busy:
-            raise _busy(message)
-        return conversation_to_domain(row)
+        return conversation_to_domain(found)
 
     async def finish_message(
         self, message: Message, steps: Sequence[MessageAgentThought], calls: Sequence[ModelCall] = ()

@@ -36,25 +36,33 @@ INSERT_CONVERSATION = insert(CONVERSATIONS)
 INSERT_MESSAGE = insert(MESSAGES)
 INSERT_STEPS = insert(STEPS)
 
-_RUNNING = (
-    select(MESSAGES.c.id)
-    .where(MESSAGES.c.conversation_id == CONVERSATIONS.c.id, MESSAGES.c.status == MessageStatus.RUNNING.value)
-    .exists()
-)
-
-# The conversation and whether a turn runs in it, so that a busy conversation is refused without
-# writing; FOR UPDATE makes turns opening at once on PostgreSQL wait for each other here. That
-# alone does not decide: a waiting statement's EXISTS still reads the snapshot it started with,
-# and SQLite runs this read outside any write lock. OPEN_MESSAGE decides. Parameters:
-# conversation_id, owner.
-LOCK_CONVERSATION = (
-    select(ConversationRow, _RUNNING)
+# A new turn's effect on its conversation's list entry (one message more, active now), returning
+# the conversation so touched and whether a turn runs in it: a busy one is refused, its transaction
+# rolled back. One statement where a read and an update were two. The UPDATE takes the row's lock
+# on PostgreSQL, so that turns opening at once wait for each other here, and SQLite's write lock.
+# That alone does not decide: a waiting statement's EXISTS still reads the snapshot it started
+# with. OPEN_MESSAGE decides. Parameters (`b_<name>`, since a bound parameter may not share its
+# column's name in a SET clause): conversation_id, owner, active_at.
+TOUCH_FOR_TURN = (
+    update(CONVERSATIONS)
     .where(
-        CONVERSATIONS.c.id == bindparam("conversation_id"),
-        CONVERSATIONS.c.owner == bindparam("owner"),
+        CONVERSATIONS.c.id == bindparam("b_conversation_id"),
+        CONVERSATIONS.c.owner == bindparam("b_owner"),
         CONVERSATIONS.c.deleted_at.is_(None),
     )
-    .with_for_update(of=ConversationRow)
+    .values(message_count=CONVERSATIONS.c.message_count + 1, last_active_at=bindparam("b_active_at"))
+    # By the parameter, not correlated: SQLite's RETURNING names columns unqualified, and inside
+    # the subquery an unqualified `id` would be the message's.
+    .returning(
+        *CONVERSATIONS.columns,
+        select(MESSAGES.c.id)
+        .where(
+            MESSAGES.c.conversation_id == bindparam("b_conversation_id"),
+            MESSAGES.c.status == MessageStatus.RUNNING.value,
+        )
+        .exists()
+        .label("busy"),
+    )
 )
 
 _NEW_MESSAGE = tuple(column for column in MESSAGES.columns if column.name != "seq")
@@ -76,7 +84,7 @@ def _open_message(*conditions: ColumnElement[bool]) -> Insert:
 
 # A running message, inserted only while no other runs in its conversation: one statement, so the
 # check and the write are atomic on SQLite (it takes the write lock before reading) and, after
-# LOCK_CONVERSATION, read a fresh snapshot on PostgreSQL (READ COMMITTED). No row inserted: busy.
+# TOUCH_FOR_TURN, read a fresh snapshot on PostgreSQL (READ COMMITTED). No row inserted: busy.
 # Parameters: every column of `message_values`.
 OPEN_MESSAGE = _open_message()
 

@@ -89,11 +89,11 @@ class World:
     async def conversation(self, owner: OwnerId = ALICE, user: EndUserId = ANN, agent: AppId = HELPER,
                            *, debug: bool = False, minute: int = 0, steps: int = 0) -> Conversation:
         """A conversation with one finished turn (a conversation row exists only with its first turn),
-        as the store then has it (one turn counted: its memory is not a first turn's any more)."""
+        as its second turn gets it (two turns counted: its memory is not a first turn's any more)."""
         conversation = Conversation(ConversationId(_id()), agent, owner, at(minute), at(minute), end_user=user,
                                     is_debug=debug)
         await self.turn(conversation, "hello", minute, new=True, steps=steps)
-        return replace(conversation, message_count=1)
+        return replace(conversation, message_count=2)
 
     async def turn(self, conversation: Conversation, query: str, minute: int, *, new: bool = False,
                    status: MessageStatus = MessageStatus.NORMAL, answer: str = "Fine.",

@@ -265,13 +265,18 @@ async def test_soft_deleted_conversation_hides_it_and_its_messages(store: SqlAlc
 # --- atomicity ---------------------------------------------------------------------------------
 
 
-async def test_open_turn_on_an_existing_conversation_keeps_it(store: SqlAlchemyMessageStore) -> None:
+async def test_open_turn_on_an_existing_conversation_keeps_it_and_returns_it_with_the_turn_counted(
+    store: SqlAlchemyMessageStore,
+) -> None:
     conv = conversation()
     first, second = message(conv), message(conv, T0 + timedelta(minutes=1))
     await store.open_turn(first, conv)
     await store.finish_message(finished(first), [])
 
-    assert await store.open_turn(second, None) == conv
+    opened = await store.open_turn(second, None)
+
+    assert opened == replace(conv, message_count=2, last_active_at=second.created_at)
+    assert await store.get_conversation(conv.id, ALICE) == opened
 
     assert [m.id for m in await store.list_messages(conv.id, 0, 10)] == [first.id, second.id]
 
@@ -287,6 +292,7 @@ async def test_open_turn_while_a_turn_runs_is_a_conflict_and_writes_nothing(
         await store.open_turn(message(conv, T0 + timedelta(minutes=1)), None)
 
     assert await store.list_messages(conv.id, 0, 10) == [running]
+    assert await store.get_conversation(conv.id, ALICE) == conv  # its list entry untouched
 
 
 async def test_of_forty_turns_opened_at_once_in_one_conversation_exactly_one_runs(

@@ -67,7 +67,8 @@ async def test_an_agent_without_user_memory_keeps_every_value_in_the_conversatio
 
 
 def conversation(turns_before: int = 2) -> Conversation:
-    return Conversation(CONV, AGENT, OWNER, T0, T0, end_user=ANN, message_count=turns_before)
+    # As the turn recalled for gets it: its own message counted (MessageStore.open_turn).
+    return Conversation(CONV, AGENT, OWNER, T0, T0, end_user=ANN, message_count=turns_before + 1)
 
 
 async def recall_with(
