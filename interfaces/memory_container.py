@@ -4,6 +4,7 @@ use cases (docs/ARCHITECTURE.md §5)."""
 
 from __future__ import annotations
 
+import operator
 from typing import TYPE_CHECKING
 
 from dependency_injector import containers, providers
@@ -158,6 +159,7 @@ class MemoryContainer(containers.DeclarativeContainer):
     recall = providers.Singleton(
         MemoryRecall, memory=memory_store, entities=memory_store, embedder=memory_embedder, tokenizer=tokenizer,
         policy=policy, user=user_recall, archive=archive_index,
+        at_once=providers.Callable(operator.not_, database.provided.is_sqlite),  # long_term_recall.py says why
     )
     upkeep = providers.Singleton(
         MemoryUpkeep,

@@ -28,7 +28,7 @@ from domain.prompt import PromptMemory
 from domain.user_memory import facts_for_prompt
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Coroutine, Sequence
 
     from application.memory.user_recall import UserRecall
     from application.ports.archive_index import ArchiveIndex, ArchiveRanking
@@ -78,6 +78,9 @@ class MemoryRecall(LongTermRecall):
     A memory backend or embedder that fails costs its tier, never the turn: the report names
     the problem and recall goes on without it (archive entries fall back to the newest). Without
     an `archive` index, the memory store's entries are embedded at every turn (`StoredArchive`).
+    `at_once`: the tiers are read concurrently, which a database server rewards (one round trip
+    of waiting); an embedded database answers on this process's own threads, where concurrent
+    reads only contend with each other, so there they are read one after the other.
     """
 
     def __init__(
@@ -89,8 +92,11 @@ class MemoryRecall(LongTermRecall):
         policy: MemoryPolicy | None = None,
         user: UserRecall | None = None,
         archive: ArchiveIndex | None = None,
+        *,
+        at_once: bool = True,
     ) -> None:
         self._archive = archive or StoredArchive(memory)
+        self._at_once = at_once
         self._entities = entities
         self._embedder = embedder
         self._tokenizer = tokenizer
@@ -101,14 +107,7 @@ class MemoryRecall(LongTermRecall):
         self, conversation: Conversation, config: AgentConfig, query: str, window: list[Msg]
     ) -> Recall:
         policy, problems = self._policy, list[str]()
-        # Every tier at once: with a memory server and a database, one round trip of waiting.
-        async with asyncio.TaskGroup() as reads:
-            sheet_read = reads.create_task(best_effort(self._sheet(conversation), EntitySheet(), "recall of entities"))
-            archive = best_effort(self._ranked(conversation, query), ArchivedRecall(), "recall of the archive")
-            archive_read = reads.create_task(archive)
-            user_read = reads.create_task(self._recall_user(conversation, config, query))
-        (sheet, sheet_problem), (archived, archive_problem) = sheet_read.result(), archive_read.result()
-        user = user_read.result()
+        (sheet, sheet_problem), (archived, archive_problem), user = await self._read_tiers(conversation, config, query)
         # In a fixed order, whichever read ended first.
         problems.extend(f"{tier}: {why}" for tier, why in (("entities", sheet_problem), ("archive", archive_problem))
                         if why is not None)
@@ -135,8 +134,24 @@ class MemoryRecall(LongTermRecall):
             return UserRecalled()
         return await self._user.recall(conversation, config, query)
 
+    async def _read_tiers(
+        self, conversation: Conversation, config: AgentConfig, query: str
+    ) -> tuple[tuple[EntitySheet, str | None], tuple[ArchivedRecall, str | None], UserRecalled]:
+        def sheet() -> Coroutine[Any, Any, tuple[EntitySheet, str | None]]:
+            return best_effort(self._sheet(conversation), EntitySheet(), "recall of entities")
+
+        def archive() -> Coroutine[Any, Any, tuple[ArchivedRecall, str | None]]:
+            return best_effort(self._ranked(conversation, query), ArchivedRecall(), "recall of the archive")
+
+        if not self._at_once:
+            return await sheet(), await archive(), await self._recall_user(conversation, config, query)
+        async with asyncio.TaskGroup() as reads:
+            sheet_read, archive_read = reads.create_task(sheet()), reads.create_task(archive())
+            user_read = reads.create_task(self._recall_user(conversation, config, query))
+        return sheet_read.result(), archive_read.result(), user_read.result()
+
     async def _sheet(self, conversation: Conversation) -> EntitySheet:
-        if not conversation.had_turns:  # its first turn: the upkeep of none has given it entities yet
+        if not conversation.has_earlier_turns:  # its first turn: the upkeep of none has given it entities yet
             return EntitySheet()
         return await self._entities.entity_sheet(conversation.id)
 
@@ -144,7 +159,7 @@ class MemoryRecall(LongTermRecall):
         """The best `archive_top_k` entries by cosine: the query embedded, ranked against the stored
         vectors, and entries not indexed yet embedded and scored here."""
         top_k, conversation_id = self._policy.archive_top_k, conversation.id
-        if not top_k or not conversation.had_turns:  # a first turn has no archive to rank
+        if not top_k or not conversation.has_earlier_turns:  # a first turn has no archive to rank
             return ArchivedRecall()
         try:
             [wanted] = await self._embedder.embed([query])

@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 from dependency_injector import providers
 
+from interfaces.app import build_container
 from interfaces.container import Container
+from interfaces.settings import Settings
 
 INTERFACES = Path(__file__).resolve().parents[3] / "interfaces"
 
@@ -108,3 +110,12 @@ def test_the_wiring_covers_the_modules_that_use_provide() -> None:
     for path, name in USAGES:
         module = path.removesuffix(".py").replace("/", ".")
         assert any(module == w or module.startswith(f"{w}.") for w in wired), f"{path}: Provide[{name!r}] not wired"
+
+
+@pytest.mark.parametrize(("url", "at_once"), [
+    ("sqlite+aiosqlite:///memagent.db", False), ("postgresql+asyncpg://postgres@db/memagent", True),
+])
+def test_recall_reads_its_tiers_at_once_only_from_a_database_server(url: str, at_once: bool) -> None:
+    container = build_container(Settings(database={"url": url}))  # builds, connects to nothing
+
+    assert container.memory.recall.kwargs["at_once"]() is at_once
