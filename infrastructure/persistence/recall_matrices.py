@@ -142,8 +142,10 @@ class RecallMatrices:
     def put(self, key: Hashable, matrix: Matrix | ArchiveMatrix) -> None:
         old = self._matrices.pop(key, None)
         self._bytes -= old.cost if old is not None else 0
-        if not matrix.size or matrix.cost > self._max_bytes:
-            return  # nothing to rank (a user without items costs one count query), or too big to keep
+        if matrix.cost > self._max_bytes:
+            return  # too big to keep
+        # An empty one is kept too: a user without items (or an archive without entries) then
+        # costs the version alone at the next turn, not the read of the vectors.
         self._matrices[key] = matrix
         self._bytes += matrix.cost
         while self._bytes > self._max_bytes:

@@ -222,3 +222,18 @@ async def test_unchanged_recall_is_one_query_its_version_from_the_index_alone(
     with statements(memory_db) as seen:
         assert await found(index, query=(0.0, 0.0, 1.0), exclude=own.id, for_recall=True) == []
     assert len(seen) == 1, "nothing similar: the version alone"
+
+
+async def test_a_user_without_items_costs_the_version_alone_once_read(
+    index: SqlAlchemyRecallIndex, items: Items, memory_db: Database  # noqa: F811
+) -> None:
+    own, _ = await items.item([0.0, 1.0, 0.0])  # the turn's own conversation: never among the shared
+    await index.share(own.id, RecallScope.ACCOUNT)
+    assert await found(index, exclude=own.id, for_recall=True) == []  # read: nothing to rank
+    with statements(memory_db) as seen:
+        assert await found(index, exclude=own.id, for_recall=True) == []
+    assert len(seen) == 1
+    assert "vector" not in seen[0][0], "the version alone, not the vectors again"
+    other, other_id = await items.item([1.0, 0.0, 0.0])
+    await index.share(other.id, RecallScope.ACCOUNT)
+    assert await found(index, exclude=own.id, for_recall=True) == [other_id]  # the version moved: read again
