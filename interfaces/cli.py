@@ -25,7 +25,7 @@ from interfaces.cli_chat import add_chat_command, run_chat
 from interfaces.cli_prune import add_prune_command, run_prune
 from interfaces.cli_worker import add_worker_command, run_worker
 from interfaces.lifecycle import start_backends, stop_backends
-from interfaces.log_setup import configure_logging
+from interfaces.log_setup import configure_job_logging, configure_logging
 from interfaces.serve_workers import WORKER_APP, shared_metrics_folder, workers_refusal
 from interfaces.settings import Settings
 from interfaces.settings_checks import settings_problem
@@ -112,6 +112,7 @@ def _serve(settings: Settings, host: str | None, port: int | None, workers: int)
         print(f"memagent: cannot start: {refusal}", file=sys.stderr)
         return 1
     try:
+        configure_job_logging(settings)  # refuses an unknown log level here, not in uvicorn's traceback
         has_keys = asyncio.run(_preflight(settings))
     except ApplicationError as failure:
         print(f"memagent: cannot start: {failure.message}", file=sys.stderr)

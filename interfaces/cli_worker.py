@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from application.errors import ApplicationError
 from interfaces.app import build_container
 from interfaces.lifecycle import start_backends, stop_backends
-from interfaces.log_setup import configure_worker_logging
+from interfaces.log_setup import configure_job_logging
 
 if TYPE_CHECKING:
     import argparse
@@ -36,7 +36,7 @@ def run_worker(settings: Settings) -> int:
               "set it to redis (in the API's environment too) to run them here", file=sys.stderr)
         return 1
     try:
-        configure_worker_logging(settings)
+        configure_job_logging(settings)
         asyncio.run(_work(settings))
     except ApplicationError as failure:
         print(f"memagent: worker: {failure.message}", file=sys.stderr)

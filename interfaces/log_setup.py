@@ -1,7 +1,8 @@
 """The process's logging, once the settings are read: one handler on the root logger (stderr), in
 the format MEMAGENT_LOG__FORMAT names, masking the settings' secrets. uvicorn's loggers (its
 errors and its access log) propagate to it: `memagent serve` gives uvicorn no logging config, only
-MEMAGENT_SERVER__LOG_LEVEL as their level. `memagent worker` gives saq's logger that level too."""
+MEMAGENT_SERVER__LOG_LEVEL as their level. saq's logger gets that level too, in `memagent worker`
+and in the API's processes (which enqueue the jobs)."""
 
 from __future__ import annotations
 
@@ -37,9 +38,10 @@ def configure_logging(settings: Settings, level: int) -> None:
     root.setLevel(level)
 
 
-def configure_worker_logging(settings: Settings) -> None:
-    """saq logs every job at INFO: at MEMAGENT_SERVER__LOG_LEVEL=warning or above, as with uvicorn's
-    per-request lines, those are left out. memagent's own loggers keep the process's level."""
+def configure_job_logging(settings: Settings) -> None:
+    """saq logs every job at INFO (enqueued, finished): at MEMAGENT_SERVER__LOG_LEVEL=warning or above,
+    as with uvicorn's per-request lines, those are left out. memagent's own loggers keep the process's
+    level. An unknown level is `InvalidInput`, so that a command refuses it before it starts."""
     logging.getLogger(SAQ_LOGGER).setLevel(_server_log_level(settings))
 
 

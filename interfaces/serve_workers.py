@@ -25,7 +25,7 @@ from prometheus_client import multiprocess
 from infrastructure.metrics.prometheus_metrics import MULTIPROCESS_DIR
 from infrastructure.persistence.urls import is_sqlite, normalise_url
 from interfaces.app import create_app
-from interfaces.log_setup import configure_logging
+from interfaces.log_setup import configure_job_logging, configure_logging
 from interfaces.settings import Settings
 
 if TYPE_CHECKING:
@@ -86,4 +86,5 @@ def worker_app() -> FastAPI:
     which `memagent serve` has already checked."""
     settings = Settings()
     configure_logging(settings, logging.INFO)
+    configure_job_logging(settings)
     return create_app(settings)

@@ -1,5 +1,6 @@
-"""`memagent worker` gives saq's logger MEMAGENT_SERVER__LOG_LEVEL, as `memagent serve` gives it to
-uvicorn's (interfaces/log_setup.py): at warning or above, saq's line per job is left out."""
+"""`memagent worker` and `memagent serve` give saq's logger MEMAGENT_SERVER__LOG_LEVEL, as `memagent
+serve` gives it to uvicorn's (interfaces/log_setup.py): at warning or above, saq's line per job is
+left out; an unknown level is refused in one line before either starts."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from saq.worker import logger as saq_logger  # the one logger saq's worker and queues log each job through
 
 from interfaces.cli import main
-from interfaces.log_setup import configure_worker_logging
+from interfaces.log_setup import configure_job_logging
 from interfaces.settings import Settings
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ def saq_level() -> Iterator[None]:
 def saq_lines_at(level: str, caplog: pytest.LogCaptureFixture) -> list[str]:
     """What reaches the process's handlers of a job's INFO line and a WARNING, with the worker's logging
     set up from MEMAGENT_SERVER__LOG_LEVEL=`level` and the process itself at INFO."""
-    configure_worker_logging(Settings.model_validate({"server": {"log_level": level}}))
+    configure_job_logging(Settings.model_validate({"server": {"log_level": level}}))
     with caplog.at_level(logging.INFO):
         saq_logger.info(FINISHED)
         saq_logger.warning("No active workers found for queue jobs")
@@ -46,16 +47,31 @@ def test_at_info_saq_logs_each_job(caplog: pytest.LogCaptureFixture) -> None:
     assert saq_lines_at("info", caplog) == [FINISHED, "No active workers found for queue jobs"]
 
 
+def loud_settings(monkeypatch: pytest.MonkeyPatch, **more: str) -> None:
+    """The environment of a deployment on PostgreSQL (which no command reaches here) with an unknown
+    log level, and `more` settings (MEMAGENT_<NAME>)."""
+    for name in [n for n in os.environ if n.startswith("MEMAGENT_")]:
+        monkeypatch.delenv(name)
+    settings = {"DATABASE__URL": "postgresql+asyncpg://memagent@db:5432/memagent", "SERVER__LOG_LEVEL": "loud"}
+    for name, value in (settings | more).items():
+        monkeypatch.setenv(f"MEMAGENT_{name}", value)
+
+
 def test_the_worker_command_refuses_a_level_the_server_would_not_know(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    for name in [n for n in os.environ if n.startswith("MEMAGENT_")]:
-        monkeypatch.delenv(name)
-    monkeypatch.setenv("MEMAGENT_DATABASE__URL", "postgresql+asyncpg://memagent@db:5432/memagent")
-    monkeypatch.setenv("MEMAGENT_MEMORY__BACKEND", "redis")
-    monkeypatch.setenv("MEMAGENT_JOBS__BACKEND", "redis")
-    monkeypatch.setenv("MEMAGENT_SERVER__LOG_LEVEL", "loud")
+    loud_settings(monkeypatch, MEMORY__BACKEND="redis", JOBS__BACKEND="redis")
     assert main(["worker"]) == 1  # before it reaches the database or Redis
     assert "MEMAGENT_SERVER__LOG_LEVEL is one of critical, error, warning, info, debug, trace, not 'loud'" in (
         capsys.readouterr().err
     )
+
+
+def test_the_serve_command_refuses_an_unknown_level_with_one_line_before_it_starts(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    loud_settings(monkeypatch)
+    assert main(["serve"]) == 1  # before it reaches the database or binds a port
+    err = capsys.readouterr().err
+    assert "memagent: cannot start: MEMAGENT_SERVER__LOG_LEVEL is one of critical, error, warning, info" in err
+    assert "Traceback" not in err
