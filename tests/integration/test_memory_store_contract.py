@@ -30,6 +30,7 @@ from infrastructure.errors import RedisUnreachable
 from infrastructure.memory.inprocess_memory_store import InProcessEmbeddingCache, InProcessMemoryStore
 from infrastructure.memory.redis_embedding_cache import RedisEmbeddingCache
 from infrastructure.memory.redis_memory_store import RedisMemoryStore
+from infrastructure.memory.redis_window_append import encode_window
 from infrastructure.redis_client import URL_SETTING, RedisClient
 from tests.doubles import FailingMemoryStore
 from tests.fake_message_store import FakeMessageStore
@@ -595,3 +596,21 @@ async def test_the_inprocess_cache_is_bounded_and_expires() -> None:
 
 
 
+
+
+async def test_appending_to_an_unreadable_window_leaves_it_to_be_rebuilt(
+    redis_client: RedisClient,  # noqa: F811
+) -> None:
+    store = RedisMemoryStore(redis_client)
+    await redis_client.commands.set(redis_client.key("window", CONV), "{not json")
+    assert await store.append_to_window(CONV, turns(1)) is False
+    assert await store.get_window(CONV) is None  # a miss: rebuilt from the record
+
+
+async def test_a_window_appended_in_redis_is_the_text_of_the_longer_list(redis_client: RedisClient) -> None:  # noqa: F811
+    store = RedisMemoryStore(redis_client)
+    await store.restore_window(CONV, window())  # non-ASCII text, nested metadata, tool blocks
+    assert await store.append_to_window(CONV, turns(2)) is True
+    raw = await redis_client.commands.get(redis_client.key("window", CONV))
+    assert raw == encode_window([*window(), *turns(2)])
+    assert await store.get_window(CONV) == [*window(), *turns(2)]
