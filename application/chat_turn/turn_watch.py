@@ -77,16 +77,16 @@ class TurnWatch:
         self._task_id = info.task_id
         self._times = times
         self._last_client_check: float | None = None
-        self._records_lost_at: float | None = None
+        self._grace_from: float | None = None  # a missing client lease is no client gone within a grace of this
         self._beaten = False
 
     async def run(self, work: Coroutine[Any, Any, None]) -> None:
         """Run `work` to its end, or raise StopRequested once it is stopped and cancelled."""
         job = asyncio.ensure_future(work)
+        # Starting the turn counts as a client attached: the grace period runs from here, kept here
+        # rather than as a client lease written for it (a round trip at every turn's start).
+        self._grace_from = self._clock.monotonic()
         try:
-            # Starting the turn counts as a client attached: the grace period runs from here. The
-            # work is already under way, so this round trip does not delay it.
-            await self._presence.client_beat(self._task_id, self._times.client_grace)
             await self._watch(job)
         finally:
             if not job.done():
@@ -124,7 +124,7 @@ class TurnWatch:
 
     def _records_lost(self) -> None:
         log.warning("turn %s: the presence records were lost; the client gets a grace period", self._task_id)
-        self._records_lost_at = self._clock.monotonic()
+        self._grace_from = self._clock.monotonic()
 
     async def _stop_reason(self) -> StopReason | None:
         try:
@@ -138,14 +138,15 @@ class TurnWatch:
         return None
 
     async def _client_left(self) -> bool:
-        """The client's lease is missing: it left, unless the backend lost its records, which shows
-        in the worker's own lease missing too (it is renewed long before it lapses)."""
+        """The client's lease is missing: it left, unless the turn started, or the backend lost its
+        records (which shows in the worker's own lease missing too: it is renewed long before it
+        lapses), less than a grace period ago."""
         if not await self._presence.worker_alive(self._task_id):
             self._records_lost()
             await self._beat()
             return False
-        now, lost_at = self._clock.monotonic(), self._records_lost_at
-        return lost_at is None or now - lost_at >= self._times.client_grace
+        now, since = self._clock.monotonic(), self._grace_from
+        return since is None or now - since >= self._times.client_grace
 
     def _until_next_check(self) -> float:
         return until_next_check(self._clock.monotonic(), self._times.stop_check_interval)

@@ -312,7 +312,9 @@ async def test_a_turn_nobody_follows_any_more_is_stopped_as_if_asked() -> None:
 
     async def client_leaves(index: int) -> None:
         if index == 1:
-            h.time.advance(h.limits.watch.client_grace + 1)  # the client's lease lapses
+            # No client follows: the grace from the turn's start runs out, and any lease would have lapsed.
+            h.clock.advance(h.limits.watch.client_grace + 1)
+            h.time.advance(h.limits.watch.client_grace + 1)
             await h.presence.worker_beat(handle.task_id, h.limits.watch.worker_lease)  # the worker's beats go on
             await asyncio.sleep(30)
 

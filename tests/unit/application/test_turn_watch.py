@@ -47,7 +47,12 @@ class CountingPresence(InProcessTaskPresence):
 async def test_the_client_lease_is_checked_far_less_often_than_the_stop_flag() -> None:
     tasks, presence = CountingTasks(), CountingPresence()
     watch = TurnWatch(tasks, presence, FakeClock(step=0.01), INFO, TIMES)
-    await watch.run(tasks.enough.wait())
+
+    async def followed() -> None:
+        await presence.client_beat(TASK, TIMES.client_grace)  # as its follower does
+        await tasks.enough.wait()
+
+    await watch.run(followed())
     assert 1 <= presence.checks <= tasks.checks // 2
 
 
@@ -58,7 +63,7 @@ async def test_a_stop_request_and_a_gone_client_each_end_the_watched_work() -> N
         if reason is StopReason.REQUESTED:
             await tasks.register(INFO, ttl=60)
             assert await tasks.request_stop(TASK, OWNER)
-        # Otherwise nobody beats after the watch's first beat: the client's lease (client_grace) lapses.
+        # Otherwise no client ever follows: the grace from the turn's start (client_grace) runs out.
         watch = TurnWatch(tasks, presence, clock, INFO, TIMES)
         with pytest.raises(StopRequested) as stopped:
             await watch.run(asyncio.sleep(5))
@@ -133,3 +138,27 @@ async def test_records_lost_just_before_a_lease_renewal_are_no_client_gone_eithe
         await presence.client_beat(TASK, 5.0)
 
     await watch.run(work())  # ends by itself: no StopRequested
+
+
+class CountingBeats(InProcessTaskPresence):
+    def __init__(self, clock: FakeClock) -> None:
+        super().__init__(clock=clock.monotonic)
+        self.client_beats = 0
+
+    async def client_beat(self, task_id: TaskId, ttl: float) -> None:
+        self.client_beats += 1
+        await super().client_beat(task_id, ttl)
+
+
+async def test_a_turn_no_client_follows_is_stopped_only_after_its_grace_and_writes_no_client_lease() -> None:
+    clock = FakeClock(step=0.01)
+    tasks, presence = InProcessTaskControl(clock=clock.monotonic), CountingBeats(clock)
+    watch = TurnWatch(tasks, presence, clock, INFO, TIMES)
+    started = clock.monotonic()
+
+    with pytest.raises(StopRequested) as stopped:
+        await watch.run(asyncio.sleep(5))
+
+    assert stopped.value.reason is StopReason.CLIENT_GONE
+    assert clock.monotonic() - started >= TIMES.client_grace  # the start counted as a client attached
+    assert presence.client_beats == 0  # kept in the watch, not written for every turn
