@@ -68,7 +68,10 @@ async def queued(request: pytest.FixtureRequest) -> AsyncIterator[tuple[InProces
         return
     name = f"memagent-test-{secrets.token_hex(4)}"
     saq = SaqJobQueue(REDIS_URL, name, TIMES)
-    worker = SaqJobWorker(saq, handler, concurrency=4, sweep_interval=1, grace=1)
+    # No sweep within a test: saq's sweep retries a job it finds on the active list before the
+    # worker has marked it active (at-least-once delivery), so a sweep every second, on a busy
+    # machine, now and then ran a job twice here. A killed worker's job: test_job_workers.py.
+    worker = SaqJobWorker(saq, handler, concurrency=4, sweep_interval=60, grace=1)
     running = asyncio.create_task(worker.run())
     try:
         yield saq, handler
