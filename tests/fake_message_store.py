@@ -45,7 +45,7 @@ class FakeMessageStore(MessageStore):
         if message.parent_message_id is not None and (not turns or turns[-1].id != message.parent_message_id):
             raise Conflict(f"Only the latest answer of conversation {conversation.id!r} can be regenerated.")
         self.messages[message.id] = message
-        touched = replace(conversation, last_active_at=message.created_at, message_count=len(turns) + 1)
+        touched = replace(conversation, last_active_at=message.created_at, message_count=conversation.message_count + 1)
         self.conversations[conversation.id] = touched
         return touched
 

@@ -80,7 +80,8 @@ class MemoryRecall(LongTermRecall):
     an `archive` index, the memory store's entries are embedded at every turn (`StoredArchive`).
     `at_once`: the tiers are read concurrently, which a database server rewards (one round trip
     of waiting); an embedded database answers on this process's own threads, where concurrent
-    reads only contend with each other, so there they are read one after the other.
+    reads only contend with each other, so there they are read one after the other (`UserRecall`
+    still reads the user's facts, mostly a cached copy, beside their earlier conversations).
     """
 
     def __init__(

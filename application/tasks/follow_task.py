@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -57,12 +58,13 @@ class FollowTask:
     async def __call__(self, task_id: TaskId, after: int = 0) -> AsyncIterator[LoggedEvent | None]:
         """Yields events one at a time up to the terminal one, and None after `keepalive` seconds of
         silence (`batches` says more). Check ownership with `owned` first."""
-        async for batch in self.batches(task_id, after):
-            if batch is None:
-                yield None
-                continue
-            for logged in batch:
-                yield logged
+        async with aclosing(self.batches(task_id, after)) as batches:  # closed with this one, not later
+            async for batch in batches:
+                if batch is None:
+                    yield None
+                    continue
+                for logged in batch:
+                    yield logged
 
     async def batches(self, task_id: TaskId, after: int = 0) -> AsyncGenerator[Sequence[LoggedEvent] | None]:
         """Yields the events read together, in order, up to the terminal one (which ends the last
