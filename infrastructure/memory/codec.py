@@ -1,19 +1,29 @@
-"""JSON for what the memory stores keep: archive entries, entities, upkeep state."""
+"""JSON for what the memory stores keep: windows, archive entries, entities, upkeep state."""
 
 from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from domain.ids import ConversationId, MessageId
 from domain.memory_archive import ArchiveEntry
 from domain.memory_entities import Entity, EntityScope, EntitySource
 from domain.memory_summary import UpkeepState
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from domain.messages import Msg
+
 
 def _time(value: Any) -> datetime | None:
     return None if value is None else datetime.fromisoformat(str(value))
+
+
+def encode_window(window: Sequence[Msg]) -> str:
+    """A window as a JSON list of messages (redis_window_append.py relies on this exact text)."""
+    return json.dumps([msg.to_dict() for msg in window], ensure_ascii=False)
 
 
 def entry_to_json(entry: ArchiveEntry) -> str:

@@ -49,6 +49,7 @@ from domain.memory_entities import ENTITY_HISTORY_LIMIT, Entity, EntitySheet, me
 from domain.memory_summary import UpkeepState
 from domain.messages import Msg
 from infrastructure.memory.codec import (
+    encode_window,
     entity_from_json,
     entity_to_json,
     entry_from_json,
@@ -56,7 +57,7 @@ from infrastructure.memory.codec import (
     state_from_json,
     state_to_json,
 )
-from infrastructure.memory.redis_window_append import APPEND, encode_window, id_members
+from infrastructure.memory.redis_window_append import APPEND, id_members
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -313,8 +314,6 @@ class RedisMemoryStore(MemoryStore, EntityMemory, EntityCache, UpkeepLedger):
         finally:
             with self._client.translate(MemoryUnavailable, f"releasing the upkeep lock of {conversation_id}"):
                 await self._client.commands.eval(_RELEASE, 1, key, token)
-
-
 
 
 def _decode_window(raw: str | bytes) -> list[Msg] | None:

@@ -1,7 +1,7 @@
 """Appending a turn to a conversation's cached window in Redis in one round trip.
 
-The window is a JSON list written by `encode_window`. A WATCH/GET/MULTI/SET/EXEC transaction
-cost three round trips and sent the whole window back and forth at every turn. This script
+The window is a JSON list written by `codec.encode_window`. A WATCH/GET/MULTI/SET/EXEC
+transaction cost three round trips and sent the whole window back and forth at every turn. This script
 appends the pair's JSON to the stored text on the server instead, atomically: the list's closing
 bracket gives way to the pair's items, which is exactly what encoding the longer list would write.
 A pair already there (a retried save) is not appended twice; a missing window, or one that is not
@@ -32,10 +32,6 @@ if raw ~= '[]' then joined = string.sub(raw, 1, -2) .. ', ' .. string.sub(ARGV[1
 redis.call('SET', KEYS[1], joined, 'PX', ARGV[2])
 return 1
 """
-
-
-def encode_window(window: Sequence[Msg]) -> str:
-    return json.dumps([msg.to_dict() for msg in window], ensure_ascii=False)
 
 
 def id_members(pair: Sequence[Msg]) -> list[str]:

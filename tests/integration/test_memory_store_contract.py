@@ -27,10 +27,10 @@ from domain.memory_entities import ENTITY_HISTORY_LIMIT, Entity, EntityScope, En
 from domain.memory_summary import UpkeepState
 from domain.messages import ImageBlock, Msg, Role, TextBlock, ToolResultBlock, ToolUseBlock, Usage, text_msg
 from infrastructure.errors import RedisUnreachable
+from infrastructure.memory.codec import encode_window
 from infrastructure.memory.inprocess_memory_store import InProcessEmbeddingCache, InProcessMemoryStore
 from infrastructure.memory.redis_embedding_cache import RedisEmbeddingCache
 from infrastructure.memory.redis_memory_store import RedisMemoryStore
-from infrastructure.memory.redis_window_append import encode_window
 from infrastructure.redis_client import URL_SETTING, RedisClient
 from tests.doubles import FailingMemoryStore
 from tests.fake_message_store import FakeMessageStore
