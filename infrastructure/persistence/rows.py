@@ -28,13 +28,13 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-if TYPE_CHECKING:
-    from sqlalchemy import Row
-
 from domain.accounts import ApiKey, ApiKeyId
 from domain.conversation import Conversation, Message, MessageAgentThought, MessageStatus, Rating
 from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId, TaskId, ThoughtId
 from domain.messages import Usage
+
+if TYPE_CHECKING:
+    from sqlalchemy import Row
 
 # Named constraints, so that migrations can refer to them identically on every backend.
 NAMING_CONVENTION = {
