@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from domain.errors import DomainError
@@ -94,16 +94,6 @@ class AgentThought:
         data["event"] = self.event.value
         data["tool_input"] = dict(self.tool_input)
         return data
-
-    def continued_by(self, later: AgentThought) -> bool:
-        """Whether `later` is the next delta of the same answer, so the two may travel as one."""
-        return self.event is ThoughtEvent.AGENT_MESSAGE and later.event is self.event and later.id == self.id
-
-    def merged_with(self, later: AgentThought) -> AgentThought:
-        """This delta and the next as one: both texts, and the later one's totals and latency."""
-        if not self.continued_by(later):
-            raise DomainError("only consecutive agent_message deltas of one answer can be merged")
-        return replace(later, answer=self.answer + later.answer)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AgentThought:

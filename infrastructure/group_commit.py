@@ -37,11 +37,15 @@ class GroupCommit(Generic[Item, Result]):
         self._sender: asyncio.Task[None] | None = None
 
     async def submit(self, item: Item) -> Result:
+        return await self.enqueue(item)
+
+    def enqueue(self, item: Item) -> asyncio.Future[Result]:
+        """`submit` without waiting: the future gets the item's result."""
         future: asyncio.Future[Result] = asyncio.get_running_loop().create_future()
         self._queued.append((item, future))
         if self._sender is None:
             self._sender = asyncio.create_task(self._send_all())
-        return await future
+        return future
 
     async def _send_all(self) -> None:
         try:

@@ -8,6 +8,7 @@ what the contract suites check; only the additions live here. Pass a test's cloc
 
 from __future__ import annotations
 
+import asyncio
 import time
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
@@ -137,9 +138,11 @@ class FailingEventLog(InProcessEventLog):
         self.opened.append(task_id)
         await super().open(task_id)
 
-    async def append_many(self, task_id: TaskId, thoughts: Sequence[AgentThought]) -> int:
+    def append_soon(self, task_id: TaskId, thoughts: Sequence[AgentThought]) -> asyncio.Future[int]:
         self.appends += 1
-        if self.failures:
-            self.failures -= 1
-            raise EventStoreUnavailable("The event log is unavailable.")
-        return await super().append_many(task_id, thoughts)
+        if not self.failures:
+            return super().append_soon(task_id, thoughts)
+        self.failures -= 1
+        failed: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        failed.set_exception(EventStoreUnavailable("The event log is unavailable."))
+        return failed

@@ -1,9 +1,8 @@
 """Sends a turn's events to its log in order, without making the turn wait for each one.
 
-Events queue and one sender task appends whatever has queued in one call. While an append is
-under way, further deltas of the same answer merge into one event (the protocol aggregates
-deltas by id anyway), so a turn that streams faster than the log answers sends fewer, larger
-events instead of falling behind, and an idle one still sends each delta at once.
+Each event is queued with the log at once (`EventLog.append_soon`): the log keeps their order,
+shares its round trips among every turn's events, and hands them to the followers in this
+process right away, so a streamed delta never waits for the one before it to be stored.
 
 A failed append is kept and raised once, at the next `send` or `flush`, so that the turn ends
 with an error; later events (the terminal one above all) are still tried.
@@ -24,34 +23,35 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MAX_PENDING = 256  # events queued for the log before `send` waits for it
+MAX_UNSTORED = 256  # events queued with the log and not stored yet before `send` waits for them
 
 
 class EventSender:
-    def __init__(self, events: EventLog, task_id: TaskId, max_pending: int = MAX_PENDING) -> None:
+    def __init__(self, events: EventLog, task_id: TaskId, max_unstored: int = MAX_UNSTORED) -> None:
         self._log = events
         self._task_id = task_id
-        self._max_pending = max_pending
-        self._pending: list[AgentThought] = []
-        self._sending: asyncio.Task[None] | None = None
+        self._max_unstored = max_unstored
+        self._unstored: set[asyncio.Future[int]] = set()
         self._failure: ApplicationError | None = None
 
     async def send(self, thought: AgentThought) -> None:
         self.raise_failure()
-        if self._pending and self._pending[-1].continued_by(thought):
-            self._pending[-1] = self._pending[-1].merged_with(thought)
+        stored = asyncio.ensure_future(self._log.append_soon(self._task_id, [thought]))
+        if stored.done():
+            self._keep_failure(stored)
         else:
-            self._pending.append(thought)
-        self._start()
-        if len(self._pending) >= self._max_pending:
+            self._unstored.add(stored)
+            stored.add_done_callback(self._settle)
+        if len(self._unstored) >= self._max_unstored:
             await self.flush()
 
     async def flush(self) -> None:
-        """Until every event queued so far is in the log; raises a failed append's error, once."""
-        while self._failure is None and (self._pending or self._busy()):
-            self._start()
-            if self._sending is not None:
-                await asyncio.shield(self._sending)  # a cancelled turn must not cancel the sending
+        """Until every event sent so far is stored; raises a failed append's error, once."""
+        while self._unstored:
+            waiting = set(self._unstored)
+            await asyncio.wait(waiting)  # which a cancelled turn leaves running: its events still go out
+            for stored in waiting:
+                self._settle(stored)
         self.raise_failure()
 
     def take_failure(self) -> ApplicationError | None:
@@ -64,20 +64,18 @@ class EventSender:
         if failure is not None:
             raise failure
 
-    def _busy(self) -> bool:
-        return self._sending is not None and not self._sending.done()
+    def _settle(self, stored: asyncio.Future[int]) -> None:
+        """Done with an append (called by its callback and by `flush`, whichever comes first)."""
+        if stored in self._unstored:
+            self._unstored.remove(stored)
+            self._keep_failure(stored)
 
-    def _start(self) -> None:
-        if self._pending and not self._busy():
-            self._sending = asyncio.ensure_future(self._run())
-
-    async def _run(self) -> None:
-        try:
-            while self._pending:
-                batch, self._pending = self._pending, []
-                await self._log.append_many(self._task_id, batch)
-        except ApplicationError as failure:
-            self._failure = failure
-        except Exception:  # a bug here must still end the turn with an error, not lose events quietly
-            log.exception("task %s: sending events failed", self._task_id)
-            self._failure = EventStoreUnavailable("Sending the turn's events failed.")
+    def _keep_failure(self, stored: asyncio.Future[int]) -> None:
+        if stored.cancelled() or (error := stored.exception()) is None:
+            return  # cancelled: the loop is shutting down
+        if isinstance(error, ApplicationError):
+            failure = error
+        else:  # a bug here must still end the turn with an error, not lose events quietly
+            log.error("task %s: sending events failed", self._task_id, exc_info=error)
+            failure = EventStoreUnavailable("Sending the turn's events failed.")
+        self._failure = self._failure or failure  # the first one not raised yet

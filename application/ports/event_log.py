@@ -1,4 +1,4 @@
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -31,6 +31,12 @@ class EventLog(Protocol):
 
     async def append_many(self, task_id: TaskId, thoughts: Sequence[AgentThought]) -> int:
         """Append events in order, at once (one round trip where there is a server); the last one's id."""
+        ...
+
+    def append_soon(self, task_id: TaskId, thoughts: Sequence[AgentThought]) -> Awaitable[int]:
+        """`append_many` without waiting: the events are queued behind every earlier append, and
+        readers in this process may get them from now on. Await the result for the last one's id
+        once they are stored (or the failure)."""
         ...
 
     async def read(self, task_id: TaskId, after: int, wait: float) -> list[LoggedEvent]:

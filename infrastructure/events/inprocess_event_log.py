@@ -18,12 +18,18 @@ if TYPE_CHECKING:
 @dataclass(slots=True)
 class _TaskLog:
     events: list[LoggedEvent] = field(default_factory=list)
-    changed: asyncio.Condition = field(default_factory=asyncio.Condition)
+    grew: asyncio.Event = field(default_factory=asyncio.Event)
     expires_at: float | None = None
+
+    def wake(self) -> None:
+        # Waiters hold the old Event: setting it wakes them, and later waiters get a fresh one.
+        self.grew.set()
+        self.grew = asyncio.Event()
 
 
 class InProcessEventLog(EventLog):
-    """Event logs in memory, woken by a Condition: for one server process.
+    """Event logs in memory, for one server process: an append is stored at once, and wakes the
+    readers waiting for it.
 
     A closed log is dropped once its retention has passed on `clock` (monotonic seconds; a test
     passes its own): every call first drops the logs due by then, so none outlives it for long.
@@ -42,13 +48,19 @@ class InProcessEventLog(EventLog):
         return await self.append_many(task_id, [thought])
 
     async def append_many(self, task_id: TaskId, thoughts: Sequence[AgentThought]) -> int:
+        return await self.append_soon(task_id, thoughts)
+
+    def append_soon(self, task_id: TaskId, thoughts: Sequence[AgentThought]) -> asyncio.Future[int]:
+        if not thoughts:
+            raise ValueError("an append needs at least one event")
         self._drop_expired()
         log = self._logs.setdefault(task_id, _TaskLog())
         for thought in thoughts:
             log.events.append(LoggedEvent(len(log.events) + 1, thought))
-        async with log.changed:
-            log.changed.notify_all()
-        return len(log.events)
+        log.wake()
+        stored: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        stored.set_result(len(log.events))
+        return stored
 
     async def read(self, task_id: TaskId, after: int, wait: float) -> list[LoggedEvent]:
         self._drop_expired()
@@ -58,11 +70,12 @@ class InProcessEventLog(EventLog):
         if log is None:
             log = self._logs.setdefault(task_id, _TaskLog())
         if len(log.events) <= after and wait > 0:
-            async with log.changed:
-                try:
-                    await asyncio.wait_for(log.changed.wait_for(lambda: len(log.events) > after), wait)
-                except TimeoutError:
-                    return []
+            try:
+                async with asyncio.timeout(wait):
+                    while len(log.events) <= after:
+                        await log.grew.wait()
+            except TimeoutError:
+                return []
         return log.events[after:]
 
     async def close(self, task_id: TaskId, retention: float) -> None:

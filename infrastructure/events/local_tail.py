@@ -1,4 +1,4 @@
-"""The events a process appended to the tasks it runs, kept in memory for followers in that process.
+"""The events a process appends to the tasks it runs, kept in memory for followers in that process.
 
 The Redis event log is the record, readable by every process. But the follower of a turn is
 usually in the process that runs it (the client streams from the worker it posted to), and a
@@ -7,9 +7,11 @@ its own tasks' events here, and `read` serves them without Redis.
 
 Only a complete tail is kept: one whose first event this process appended with id 1, so that
 every id from 1 is here. A task this process starts is opened before its first event, so that
-its first follower waits here too rather than in a blocking XREAD. A task someone else started
-(a sweep ending another worker's turn) is never kept, and a closed task is dropped a few seconds
-later: later readers go to Redis.
+its first follower waits here too rather than in a blocking XREAD. An opened task's events are
+handed to its followers here as the log is asked to store them (`deliver`), before Redis has
+answered, with the ids the log gives them; the log drops the tail when Redis does not confirm
+them. A task someone else started (a sweep ending another worker's turn) is never kept, and a
+closed task is dropped a few seconds later: later readers go to Redis.
 """
 
 from __future__ import annotations
@@ -48,6 +50,20 @@ class LocalTail:
     def open(self, task_id: TaskId) -> None:
         """This process will append the task's events from id 1."""
         self._tails.setdefault(task_id, _Tail())
+
+    def deliver(self, task_id: TaskId, thoughts: Sequence[AgentThought]) -> int | None:
+        """Events the log is about to store, given to the followers here at once with the ids that
+        follow the tail's: the last one's id, or None when this process does not hold the task's tail."""
+        tail = self._tails.get(task_id)
+        if tail is None:
+            return None
+        first_id = len(tail.events) + 1
+        if first_id + len(thoughts) - 1 > self._max_len:  # the stream is trimmed past this length
+            self.forget(task_id)
+            return None
+        tail.events.extend(LoggedEvent(first_id + n, t) for n, t in enumerate(thoughts))
+        tail.wake()
+        return len(tail.events)
 
     def appended(self, task_id: TaskId, last_id: int, thoughts: Sequence[AgentThought]) -> None:
         """Record events the log just stored, with ids up to `last_id`."""

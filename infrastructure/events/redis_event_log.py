@@ -67,7 +67,8 @@ end
 return out
 """
 
-_Append = tuple[TaskId, Sequence[AgentThought]]
+# A task's events, and the last one's id when followers here already have them (`LocalTail.deliver`).
+_Append = tuple[TaskId, Sequence[AgentThought], int | None]
 
 # A blocked read may overrun its BLOCK time by network latency; past this margin the
 # connection is presumed dead (the blocking client has no socket read timeout).
@@ -91,9 +92,14 @@ class RedisEventLog(EventLog):
     that fails fails the appends of every turn in it, and a slow one holds back the next batch,
     as one slow Redis would hold back every turn's own call anyway.
 
-    A follower in the process that runs the task reads what this process appended from
-    memory (`LocalTail`) instead of a blocking XREAD per event, until a few seconds after the
-    task closes; everyone else, and any later replay, reads the stream.
+    A follower in the process that runs the task reads what this process appends from memory
+    (`LocalTail`) instead of a blocking XREAD per event, until a few seconds after the task
+    closes; everyone else, and any later replay, reads the stream. It gets the events as they are
+    queued for Redis, not once Redis has stored them: under load, waiting for the batch's linger
+    and round trip made up most of a streamed delta's delay. Should Redis then not store them,
+    the turn fails with an error event whose id comes after every id those followers saw (the
+    next append's id floor), and they read the stream from there; the events they saw are
+    missing from the record, as the events of any failed append are.
     """
 
     def __init__(self, client: RedisClient, max_len: int = 10_000) -> None:
@@ -123,17 +129,23 @@ class RedisEventLog(EventLog):
         return await self.append_many(task_id, [thought])
 
     async def append_many(self, task_id: TaskId, thoughts: Sequence[AgentThought]) -> int:
+        return await self.append_soon(task_id, thoughts)
+
+    def append_soon(self, task_id: TaskId, thoughts: Sequence[AgentThought]) -> asyncio.Future[int]:
         if not thoughts:
-            raise ValueError("append_many needs at least one event")
-        return await self._appends.submit((task_id, thoughts))
+            raise ValueError("an append needs at least one event")
+        delivered = self._local.deliver(task_id, thoughts)
+        if delivered is not None:
+            self._last_ids[task_id] = delivered  # a later append's floor: above what followers here saw
+        return self._appends.enqueue((task_id, thoughts, delivered))
 
     async def _append_batch(self, appends: Sequence[_Append]) -> list[int | BaseException]:
         """One script call for the appends of every task that queued behind the last one."""
         results: list[int | BaseException] = []
-        sent: list[tuple[int, TaskId, Sequence[AgentThought]]] = []
+        sent: list[tuple[int, TaskId, Sequence[AgentThought], int | None]] = []
         keys: list[str] = []
         args: list[Any] = [self._max_len, FIELD]
-        for task_id, thoughts in appends:
+        for task_id, thoughts, delivered in appends:
             try:  # an event that cannot be encoded (a lone surrogate) fails its own append only
                 payloads = [json.dumps(t.to_dict(), ensure_ascii=False).encode() for t in thoughts]
             except (TypeError, ValueError) as failure:
@@ -141,14 +153,15 @@ class RedisEventLog(EventLog):
                 log.warning("task %s: an event cannot be encoded: %s", task_id, failure)
                 results.append(EventStoreUnavailable("An event of the turn could not be stored."))
                 continue
-            sent.append((len(results), task_id, thoughts))
+            sent.append((len(results), task_id, thoughts, delivered))
             results.append(0)
             keys.extend(self._keys(task_id))
-            args.extend([len(payloads), self._last_ids.get(task_id, 0), *payloads])
+            floor = self._last_ids.get(task_id, 0) if delivered is None else delivered - len(thoughts)
+            args.extend([len(payloads), floor, *payloads])
         if sent:
-            replies = await self._run_script(keys, args, sorted({task_id for _, task_id, _ in sent}))
-            for (position, task_id, thoughts), reply in zip(sent, replies, strict=True):
-                results[position] = self._appended(task_id, thoughts, reply)
+            replies = await self._run_script(keys, args, sorted({task_id for _, task_id, _, _ in sent}))
+            for (position, task_id, thoughts, delivered), reply in zip(sent, replies, strict=True):
+                results[position] = self._appended(task_id, thoughts, delivered, reply)
         return results
 
     async def _run_script(self, keys: list[str], args: list[Any], tasks: list[TaskId]) -> list[Any]:
@@ -163,9 +176,16 @@ class RedisEventLog(EventLog):
             raise
         return replies
 
-    def _appended(self, task_id: TaskId, thoughts: Sequence[AgentThought], reply: Any) -> int | BaseException:
+    def _appended(
+        self, task_id: TaskId, thoughts: Sequence[AgentThought], delivered: int | None, reply: Any
+    ) -> int | BaseException:
         if isinstance(reply, int):
-            self._local.appended(task_id, reply, thoughts)
+            if delivered is None:
+                self._local.appended(task_id, reply, thoughts)
+            elif reply != delivered:  # another process appended to the task meanwhile: the record decides
+                log.warning("task %s: the log stored events up to id %s where this process had %s",
+                            task_id, reply, delivered)
+                self._local.forget(task_id)
             self._last_ids[task_id] = max(reply, self._last_ids.get(task_id, 0))
             return reply
         self._local.forget(task_id)

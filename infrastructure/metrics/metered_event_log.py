@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import TYPE_CHECKING
 
 from application.ports.event_log import EventLog, LoggedEvent
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Awaitable, Sequence
 
     from application.ports.metrics import Metrics
     from domain.ids import TaskId
@@ -17,7 +18,8 @@ if TYPE_CHECKING:
 
 class MeteredEventLog(EventLog):
     """Each append (one round trip where there is a server) is observed, failed ones too: a slow
-    failure is exactly what the histogram is for."""
+    failure is exactly what the histogram is for. One queued with `append_soon` is observed when
+    it is stored."""
 
     def __init__(self, log: EventLog, metrics: Metrics) -> None:
         self._log = log
@@ -39,6 +41,12 @@ class MeteredEventLog(EventLog):
             return await self._log.append_many(task_id, thoughts)
         finally:
             self._metrics.event_appended(time.perf_counter() - started)
+
+    def append_soon(self, task_id: TaskId, thoughts: Sequence[AgentThought]) -> Awaitable[int]:
+        started = time.perf_counter()
+        stored = asyncio.ensure_future(self._log.append_soon(task_id, thoughts))
+        stored.add_done_callback(lambda _: self._metrics.event_appended(time.perf_counter() - started))
+        return stored
 
     async def read(self, task_id: TaskId, after: int, wait: float) -> list[LoggedEvent]:
         return await self._log.read(task_id, after, wait)

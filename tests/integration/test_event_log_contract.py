@@ -74,6 +74,24 @@ async def test_concurrent_appends_get_distinct_ids_in_log_order(log: EventLog) -
     assert dict(logged) == {event_id: str(n) for n, event_id in enumerate(ids)}
 
 
+async def test_append_soon_queues_in_order_behind_earlier_appends_and_gives_the_last_id(log: EventLog) -> None:
+    await log.open(TASK)
+    first = log.append_soon(TASK, [delta("a"), delta("b")])
+    second = log.append_soon(TASK, [delta("c")])
+    assert await second == 3
+    assert await first == 2
+    assert await answers(log) == [(1, "a"), (2, "b"), (3, "c")]
+
+
+async def test_an_event_queued_with_append_soon_wakes_a_waiting_reader(log: EventLog) -> None:
+    await log.open(TASK)
+    waiting = asyncio.create_task(log.read(TASK, after=0, wait=5))
+    await asyncio.sleep(0.05)
+    stored = log.append_soon(TASK, [delta("a")])
+    assert [(e.id, e.thought.answer) for e in await asyncio.wait_for(waiting, 2)] == [(1, "a")]
+    assert await stored == 1
+
+
 async def test_read_after_n_replays_exactly_what_follows_n(log: EventLog) -> None:
     for a in "abcde":
         await log.append(TASK, delta(a))
@@ -358,3 +376,42 @@ async def test_redis_a_follower_of_an_opened_task_waits_in_memory_not_in_a_block
     await log.append(TASK, delta("a"))
     assert [(e.id, e.thought.answer) for e in await asyncio.wait_for(first, 2)] == [(1, "a")]
     assert await xreads() == before
+
+
+async def test_redis_a_follower_here_gets_an_event_before_redis_has_stored_it(
+    redis_client: RedisClient,  # noqa: F811
+) -> None:
+    log = RedisEventLog(redis_client)
+    await log.open(TASK)
+    appending = asyncio.create_task(log.append(TASK, delta("a")))
+    await asyncio.sleep(0)  # queued for Redis, and waiting for company (the batch's linger)
+    assert await answers(log) == [(1, "a")]
+    assert await redis_client.commands.exists(redis_client.key("events", TASK)) == 0
+    assert await appending == 1
+    assert await answers(RedisEventLog(redis_client)) == [(1, "a")]  # then in the record, with that id
+
+
+async def test_redis_after_a_failed_append_a_follower_here_reads_the_next_events_from_the_record(
+    redis_client: RedisClient,  # noqa: F811
+) -> None:
+    log, counter = RedisEventLog(redis_client), redis_client.key("events", TASK) + ":seq"
+    await log.open(TASK)
+    assert await log.append(TASK, delta("a")) == 1
+    await redis_client.commands.set(counter, "x")  # INCRBY fails on it
+    with pytest.raises(EventStoreUnavailable):
+        await log.append(TASK, delta("lost"))  # followers here saw it as event 2
+    assert await answers(log, after=1) == []  # the record's: the tail in memory is gone
+    await redis_client.commands.delete(counter)
+    assert await log.append(TASK, delta("error")) == 3  # above every id a follower here saw
+    assert await answers(log, after=2) == [(3, "error")]
+
+
+async def test_redis_when_another_process_appended_meanwhile_followers_here_read_the_record(
+    redis_client: RedisClient,  # noqa: F811
+) -> None:
+    appender, sweeper = RedisEventLog(redis_client), RedisEventLog(redis_client)
+    await appender.open(TASK)
+    assert await appender.append(TASK, delta("a")) == 1
+    assert await sweeper.append(TASK, delta("swept")) == 2  # e.g. a sweep that took the turn for dead
+    assert await appender.append(TASK, delta("b")) == 3  # the record's id, not the 2 given here
+    assert await answers(appender) == [(1, "a"), (2, "swept"), (3, "b")]

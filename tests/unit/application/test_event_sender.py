@@ -1,8 +1,10 @@
-"""EventSender: a turn's events reach the log in order, merged while the log is busy, failures raised once."""
+"""EventSender: a turn's events reach the log in order and at once, even while it is storing earlier ones;
+failures raised once."""
 
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -11,6 +13,9 @@ from application.errors import EventStoreUnavailable
 from domain.ids import ConversationId, MessageId, TaskId, ThoughtId
 from domain.thoughts import AgentThought, ThoughtEvent
 from tests.doubles import FailingEventLog
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 TASK = TaskId("t-1")
 
@@ -33,18 +38,47 @@ async def test_events_sent_while_the_loop_runs_between_them_go_out_one_by_one() 
     assert await logged(log) == [(1, "agent_message", "Hel"), (2, "agent_message", "lo")]
 
 
-async def test_deltas_queued_behind_a_busy_log_merge_but_other_events_keep_their_order() -> None:
-    log = FailingEventLog()
+class SlowLog(FailingEventLog):
+    """Hands events to readers at once, as the Redis log does, but stores them only when `store` is set."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.store = asyncio.Event()
+
+    def append_soon(self, task_id: TaskId, thoughts: Sequence[AgentThought]) -> asyncio.Future[int]:
+        queued = super().append_soon(task_id, thoughts)
+        return asyncio.ensure_future(self._stored_later(queued))
+
+    async def _stored_later(self, queued: asyncio.Future[int]) -> int:
+        await self.store.wait()
+        return await queued
+
+
+async def test_each_event_reaches_readers_at_once_while_earlier_ones_are_still_being_stored() -> None:
+    log = SlowLog()
     sender = EventSender(log, TASK)
     await sender.send(event(ThoughtEvent.LONG_TERM_MEMORY_RECALL, thought_id="r"))
-    for piece in ("Hel", "lo", "!"):
+    for piece in ("Hel", "lo"):
         await sender.send(event(ThoughtEvent.AGENT_MESSAGE, piece))
-    await sender.send(event(ThoughtEvent.AGENT_END, "Hello!", thought_id="e"))
-    await sender.flush()
-    assert await logged(log) == [
-        (1, "long_term_memory_recall", ""), (2, "agent_message", "Hello!"), (3, "agent_end", "Hello!"),
-    ]
-    assert log.appends == 1
+    assert await logged(log) == [(1, "long_term_memory_recall", ""), (2, "agent_message", "Hel"),
+                                 (3, "agent_message", "lo")]
+    flushed = asyncio.create_task(sender.flush())
+    await asyncio.sleep(0.01)
+    assert not flushed.done()  # flush waits until they are stored
+    log.store.set()
+    await asyncio.wait_for(flushed, 1)
+
+
+async def test_a_cancelled_flush_leaves_the_events_to_be_stored() -> None:
+    log = SlowLog()
+    sender = EventSender(log, TASK)
+    await sender.send(event(ThoughtEvent.AGENT_MESSAGE, "a"))
+    flushed = asyncio.create_task(sender.flush())
+    await asyncio.sleep(0)
+    flushed.cancel()
+    log.store.set()
+    await sender.flush()  # the append was not cancelled with the first flush: it completes
+    assert await logged(log) == [(1, "agent_message", "a")]
 
 
 async def test_a_failed_append_is_raised_once_and_later_events_are_still_sent() -> None:
@@ -72,9 +106,12 @@ async def test_a_failure_nobody_raised_can_be_taken_before_the_end_is_sent() -> 
     assert await logged(log) == [(1, "stop", "")]
 
 
-async def test_a_full_queue_makes_send_wait_for_the_log() -> None:
-    log = FailingEventLog()
-    sender = EventSender(log, TASK, max_pending=2)
+async def test_too_many_unstored_events_make_send_wait_for_the_log() -> None:
+    log = SlowLog()
+    sender = EventSender(log, TASK, max_unstored=2)
     await sender.send(event(ThoughtEvent.AGENT_THOUGHT, thought_id="1"))
-    await sender.send(event(ThoughtEvent.AGENT_THOUGHT, thought_id="2"))  # the second queued: sent at once
-    assert [e for _, e, _ in await logged(log)] == ["agent_thought", "agent_thought"]
+    second = asyncio.create_task(sender.send(event(ThoughtEvent.AGENT_THOUGHT, thought_id="2")))
+    await asyncio.sleep(0.01)
+    assert not second.done()  # two events not stored yet: the second send waits for them
+    log.store.set()
+    await asyncio.wait_for(second, 1)

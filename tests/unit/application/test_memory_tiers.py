@@ -295,14 +295,18 @@ async def test_inline_extraction_is_done_before_the_end_event() -> None:
     h = tiers(MemoryPolicy(compact_threshold=4, compact_batch=2, inline_entities=True))
     h.extractor.outputs["Book it for tomorrow."] = entities("date", "tomorrow")
     seen_at_end: list[bool] = []
-    append_many = h.log.append_many
+    append_soon = h.log.append_soon
 
-    async def spy(task_id: Any, thoughts: Any) -> int:
+    async def checked(task_id: Any, thoughts: Any) -> int:
+        seen_at_end.append(bool(await current_entities(h, thoughts[0].conversation_id)))
+        return await append_soon(task_id, thoughts)
+
+    def spy(task_id: Any, thoughts: Any) -> Any:
         if any(thought.event.value == "agent_end" for thought in thoughts):
-            seen_at_end.append(bool(await current_entities(h, thoughts[0].conversation_id)))
-        return await append_many(task_id, thoughts)
+            return asyncio.ensure_future(checked(task_id, thoughts))
+        return append_soon(task_id, thoughts)
 
-    h.log.append_many = spy  # type: ignore[method-assign]
+    h.log.append_soon = spy  # type: ignore[method-assign]
     await h.turn("Book it for tomorrow.")
     assert seen_at_end == [True]
     assert h.extractor.seen == ["Book it for tomorrow."], "extracted once, not again in the upkeep"

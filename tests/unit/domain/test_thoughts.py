@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 
 import pytest
 
@@ -148,23 +147,6 @@ def test_agent_thought_dict_with_unknown_event_is_a_domain_error() -> None:
     data["event"] = "agent_dance"
     with pytest.raises(DomainError):
         AgentThought.from_dict(data)
-
-
-def test_consecutive_deltas_of_one_answer_merge_into_one_with_the_later_totals() -> None:
-    first = AgentThought(ThoughtId("a"), TaskId("t"), ConversationId("c"), MessageId("m"),
-                         ThoughtEvent.AGENT_MESSAGE, answer="Hel", latency=0.1)
-    later = replace(first, answer="lo", total_token_count=12, latency=0.2)
-    merged = first.merged_with(later)
-    assert (merged.answer, merged.total_token_count, merged.latency) == ("Hello", 12, 0.2)
-
-
-def test_deltas_of_another_answer_or_other_events_do_not_merge() -> None:
-    first = AgentThought(ThoughtId("a"), TaskId("t"), ConversationId("c"), MessageId("m"),
-                         ThoughtEvent.AGENT_MESSAGE, answer="Hel")
-    for later in (replace(first, id=ThoughtId("b")), replace(first, event=ThoughtEvent.AGENT_END)):
-        assert not first.continued_by(later)
-        with pytest.raises(DomainError):
-            first.merged_with(later)
 
 
 def test_an_agent_end_carries_its_finish_reason_through_json() -> None:

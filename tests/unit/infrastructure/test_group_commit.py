@@ -41,6 +41,17 @@ async def test_calls_queued_behind_a_batch_in_flight_go_together_in_the_next() -
     assert recorder.batches == [[0], [2, 4, 6]]
 
 
+async def test_an_item_enqueued_without_waiting_goes_with_the_next_batch() -> None:
+    recorder = Recorder()
+    commit = GroupCommit(recorder.run)
+    first = commit.enqueue(0)
+    await asyncio.sleep(0)
+    later = [commit.enqueue(n) for n in (2, 4)]
+    recorder.release.set()
+    assert await asyncio.gather(first, *later) == [0, 20, 40]
+    assert recorder.batches == [[0], [2, 4]]
+
+
 async def test_an_item_that_fails_fails_only_its_caller() -> None:
     recorder = Recorder()
     recorder.release.set()

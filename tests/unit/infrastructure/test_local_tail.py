@@ -77,3 +77,28 @@ async def test_an_opened_task_whose_first_append_is_not_event_one_is_read_from_t
     await asyncio.sleep(0)
     tail.appended(TASK, 2, [delta("b")])  # event 1 came from elsewhere
     assert await waiting is None
+
+
+async def test_delivered_events_of_an_opened_task_get_the_next_ids_and_wake_a_waiting_reader() -> None:
+    tail = LocalTail(max_len=100)
+    tail.open(TASK)
+    waiting = asyncio.create_task(tail.read(TASK, 0, 5))
+    await asyncio.sleep(0)
+    assert tail.deliver(TASK, [delta("a"), delta("b")]) == 2
+    assert answers(await waiting) == [(1, "a"), (2, "b")]
+    assert tail.deliver(TASK, [delta("c")]) == 3
+    assert answers(await tail.read(TASK, 2, 0)) == [(3, "c")]
+
+
+async def test_events_of_a_task_not_held_here_are_not_delivered_from_memory() -> None:
+    tail = LocalTail(max_len=100)
+    assert tail.deliver(TASK, [delta("a")]) is None
+    assert await tail.read(TASK, 0, 0) is None
+
+
+async def test_a_delivery_past_the_streams_length_drops_the_tail() -> None:
+    tail = LocalTail(max_len=2)
+    tail.open(TASK)
+    assert tail.deliver(TASK, [delta("a"), delta("b")]) == 2
+    assert tail.deliver(TASK, [delta("c")]) is None
+    assert await tail.read(TASK, 0, 0) is None
