@@ -38,6 +38,7 @@ from interfaces.http.openapi import install_openapi
 from interfaces.http.stream_gauge import StreamGauge
 from interfaces.http.trace_context import TraceContext
 from interfaces.lifecycle import (
+    frozen_startup_heap,
     metrics_reporting,
     retention_pruner,
     stale_turn_sweeper,
@@ -94,7 +95,8 @@ def create_app(settings: Settings | None = None, container: Container | None = N
                 stale_turn_sweeper(container, settings), metrics_reporting(container, settings), mcp_sessions(mcp),
                 retention_pruner(container, settings),
             ):
-                yield
+                with frozen_startup_heap():
+                    yield
         finally:
             try:
                 await stop_backends(container)
