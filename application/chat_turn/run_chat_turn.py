@@ -159,7 +159,7 @@ class RunChatTurn:
             )
             await events.flush()
         except ApplicationError as failure:
-            log.error("turn %s: could not publish its end: %s", task_id, failure.message)
+            log.error("turn %s: its last events may not all be in the log: %s", task_id, failure.message)
         await best_effort(events.close(self._limits.event_retention), None, f"keeping turn {task_id} for replay")
 
     async def _finish(

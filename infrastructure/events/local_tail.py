@@ -5,13 +5,12 @@ usually in the process that runs it (the client streams from the worker it poste
 blocking XREAD per event costs a round trip and a parse each time. So the appender also keeps
 its own tasks' events here, and `read` serves them without Redis.
 
-Only a complete tail is kept: one whose first event this process appended with id 1, so that
-every id from 1 is here. A task this process starts is opened before its first event, so that
-its first follower waits here too rather than in a blocking XREAD. An opened task's events are
-handed to its followers here as the log is asked to store them (`deliver`), before Redis has
-answered, with the ids the log gives them; the log drops the tail when Redis does not confirm
-them. A task someone else started (a sweep ending another worker's turn) is never kept, and a
-closed task is dropped a few seconds later: later readers go to Redis.
+Only the tasks this process starts are kept, each opened before its first event, so that every
+id from 1 is here and its first follower waits here too rather than in a blocking XREAD. Their
+events are handed to the followers here as the log is asked to store them (`deliver`), before
+Redis has answered, with the ids the log gives them; the log drops the tail when Redis does not
+confirm them. A task someone else started (a sweep ending another worker's turn) is never kept,
+and a closed task is dropped a few seconds later: later readers go to Redis.
 """
 
 from __future__ import annotations
@@ -64,20 +63,6 @@ class LocalTail:
         tail.events.extend(LoggedEvent(first_id + n, t) for n, t in enumerate(thoughts))
         tail.wake()
         return len(tail.events)
-
-    def appended(self, task_id: TaskId, last_id: int, thoughts: Sequence[AgentThought]) -> None:
-        """Record events the log just stored, with ids up to `last_id`."""
-        first_id = last_id - len(thoughts) + 1
-        tail = self._tails.get(task_id)
-        if tail is None:
-            if first_id != 1:
-                return
-            tail = self._tails[task_id] = _Tail()
-        if first_id != len(tail.events) + 1 or last_id > self._max_len:  # a gap, or trimmed in Redis
-            self.forget(task_id)
-            return
-        tail.events.extend(LoggedEvent(first_id + n, t) for n, t in enumerate(thoughts))
-        tail.wake()
 
     async def read(self, task_id: TaskId, after: int, wait: float) -> list[LoggedEvent] | None:
         """Events with id > `after`, waiting up to `wait` s; None when this process does not hold

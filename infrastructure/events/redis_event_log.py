@@ -3,7 +3,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from application.errors import EventStoreUnavailable
@@ -15,6 +14,8 @@ from infrastructure.events.local_tail import LocalTail
 from infrastructure.group_commit import GroupCommit
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from redis.commands.core import AsyncScript
 
     from infrastructure.redis_client import RedisClient
@@ -67,8 +68,8 @@ end
 return out
 """
 
-# A task's events, and the last one's id when followers here already have them (`LocalTail.deliver`).
-_Append = tuple[TaskId, Sequence[AgentThought], int | None]
+# A task's events encoded, and the last one's id when followers here already have them (`LocalTail.deliver`).
+_Append = tuple[TaskId, list[bytes], int | None]
 
 # A blocked read may overrun its BLOCK time by network latency; past this margin the
 # connection is presumed dead (the blocking client has no socket read timeout).
@@ -97,9 +98,9 @@ class RedisEventLog(EventLog):
     closes; everyone else, and any later replay, reads the stream. It gets the events as they are
     queued for Redis, not once Redis has stored them: under load, waiting for the batch's linger
     and round trip made up most of a streamed delta's delay. Should Redis then not store them,
-    the turn fails with an error event whose id comes after every id those followers saw (the
-    next append's id floor), and they read the stream from there; the events they saw are
-    missing from the record, as the events of any failed append are.
+    the turn fails with an error event (unless they were its end) whose id comes after every id
+    those followers saw (the next append's id floor), and they read the stream from there; the
+    events they saw are missing from the record, as the events of any failed append are.
     """
 
     def __init__(self, client: RedisClient, max_len: int = 10_000) -> None:
@@ -134,35 +135,29 @@ class RedisEventLog(EventLog):
     def append_soon(self, task_id: TaskId, thoughts: Sequence[AgentThought]) -> asyncio.Future[int]:
         if not thoughts:
             raise ValueError("an append needs at least one event")
+        try:  # before anyone sees them: an event that cannot be encoded (a lone surrogate) fails its own append
+            payloads = [json.dumps(t.to_dict(), ensure_ascii=False).encode() for t in thoughts]
+        except (TypeError, ValueError) as failure:
+            log.warning("task %s: an event cannot be encoded: %s", task_id, failure)
+            refused: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+            refused.set_exception(EventStoreUnavailable("An event of the turn could not be stored."))
+            return refused
         delivered = self._local.deliver(task_id, thoughts)
         if delivered is not None:
             self._last_ids[task_id] = delivered  # a later append's floor: above what followers here saw
-        return self._appends.enqueue((task_id, thoughts, delivered))
+        return self._appends.enqueue((task_id, payloads, delivered))
 
     async def _append_batch(self, appends: Sequence[_Append]) -> list[int | BaseException]:
         """One script call for the appends of every task that queued behind the last one."""
-        results: list[int | BaseException] = []
-        sent: list[tuple[int, TaskId, Sequence[AgentThought], int | None]] = []
         keys: list[str] = []
         args: list[Any] = [self._max_len, FIELD]
-        for task_id, thoughts, delivered in appends:
-            try:  # an event that cannot be encoded (a lone surrogate) fails its own append only
-                payloads = [json.dumps(t.to_dict(), ensure_ascii=False).encode() for t in thoughts]
-            except (TypeError, ValueError) as failure:
-                self._local.forget(task_id)
-                log.warning("task %s: an event cannot be encoded: %s", task_id, failure)
-                results.append(EventStoreUnavailable("An event of the turn could not be stored."))
-                continue
-            sent.append((len(results), task_id, thoughts, delivered))
-            results.append(0)
+        for task_id, payloads, delivered in appends:
             keys.extend(self._keys(task_id))
-            floor = self._last_ids.get(task_id, 0) if delivered is None else delivered - len(thoughts)
+            floor = self._last_ids.get(task_id, 0) if delivered is None else delivered - len(payloads)
             args.extend([len(payloads), floor, *payloads])
-        if sent:
-            replies = await self._run_script(keys, args, sorted({task_id for _, task_id, _, _ in sent}))
-            for (position, task_id, thoughts, delivered), reply in zip(sent, replies, strict=True):
-                results[position] = self._appended(task_id, thoughts, delivered, reply)
-        return results
+        replies = await self._run_script(keys, args, sorted({task_id for task_id, _, _ in appends}))
+        return [self._appended(task_id, delivered, reply)
+                for (task_id, _, delivered), reply in zip(appends, replies, strict=True)]
 
     async def _run_script(self, keys: list[str], args: list[Any], tasks: list[TaskId]) -> list[Any]:
         where = f"task {tasks[0]}" if len(tasks) == 1 else f"{len(tasks)} tasks"
@@ -176,13 +171,9 @@ class RedisEventLog(EventLog):
             raise
         return replies
 
-    def _appended(
-        self, task_id: TaskId, thoughts: Sequence[AgentThought], delivered: int | None, reply: Any
-    ) -> int | BaseException:
+    def _appended(self, task_id: TaskId, delivered: int | None, reply: Any) -> int | BaseException:
         if isinstance(reply, int):
-            if delivered is None:
-                self._local.appended(task_id, reply, thoughts)
-            elif reply != delivered:  # another process appended to the task meanwhile: the record decides
+            if delivered is not None and reply != delivered:  # another process appended meanwhile: the record decides
                 log.warning("task %s: the log stored events up to id %s where this process had %s",
                             task_id, reply, delivered)
                 self._local.forget(task_id)

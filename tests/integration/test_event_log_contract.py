@@ -268,6 +268,7 @@ async def test_another_process_replays_and_follows_what_the_appender_serves_from
     redis_client: RedisClient,  # noqa: F811
 ) -> None:
     appender, elsewhere = RedisEventLog(redis_client), RedisEventLog(redis_client)
+    await appender.open(TASK)
     await appender.append_many(TASK, [delta("a"), delta("b")])
     assert await answers(elsewhere) == await answers(appender) == [(1, "a"), (2, "b")]
 
@@ -286,6 +287,7 @@ async def test_a_closed_tasks_events_stay_in_memory_briefly_then_are_read_from_t
 ) -> None:
     monkeypatch.setattr(redis_event_log, "LOCAL_LINGER_S", 0.05)
     appender = RedisEventLog(redis_client)
+    await appender.open(TASK)
     await appender.append_many(TASK, [delta("a"), delta("end")])
     await appender.close(TASK, retention=30)
     await redis_client.commands.delete(redis_client.key("events", TASK))  # tell memory and stream apart
@@ -406,6 +408,17 @@ async def test_redis_after_a_failed_append_a_follower_here_reads_the_next_events
     assert await answers(log, after=2) == [(3, "error")]
 
 
+async def test_redis_an_unopened_task_is_read_from_the_record_whatever_this_process_appended(
+    redis_client: RedisClient,  # noqa: F811
+) -> None:
+    appender = RedisEventLog(redis_client)
+    first = appender.append_soon(TASK, [delta("a")])  # e.g. the sweep's: never handed out from memory
+    second = appender.append_soon(TASK, [delta("b")])
+    assert (await first, await second) == (1, 2)
+    await redis_client.commands.delete(redis_client.key("events", TASK))  # tell memory and stream apart
+    assert await answers(appender) == []
+
+
 async def test_redis_when_another_process_appended_meanwhile_followers_here_read_the_record(
     redis_client: RedisClient,  # noqa: F811
 ) -> None:
@@ -415,3 +428,14 @@ async def test_redis_when_another_process_appended_meanwhile_followers_here_read
     assert await sweeper.append(TASK, delta("swept")) == 2  # e.g. a sweep that took the turn for dead
     assert await appender.append(TASK, delta("b")) == 3  # the record's id, not the 2 given here
     assert await answers(appender) == [(1, "a"), (2, "swept"), (3, "b")]
+
+
+async def test_redis_an_event_that_cannot_be_stored_never_reaches_a_follower_here(
+    redis_client: RedisClient,  # noqa: F811
+) -> None:
+    log = RedisEventLog(redis_client)
+    await log.open(TASK)
+    with pytest.raises(EventStoreUnavailable):
+        await log.append(TASK, delta("half an emoji \ud83d"))
+    assert await answers(log) == []
+    assert await log.append(TASK, delta("ok")) == 1
