@@ -3,10 +3,11 @@ from __future__ import annotations
 import asyncio
 import heapq
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from application.ports.event_log import EventLog, LoggedEvent
+from infrastructure.events.events_in_memory import EventsInMemory
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -16,15 +17,8 @@ if TYPE_CHECKING:
 
 
 @dataclass(slots=True)
-class _TaskLog:
-    events: list[LoggedEvent] = field(default_factory=list)
-    grew: asyncio.Event = field(default_factory=asyncio.Event)
+class _TaskLog(EventsInMemory):
     expires_at: float | None = None
-
-    def wake(self) -> None:
-        # Waiters hold the old Event: setting it wakes them, and later waiters get a fresh one.
-        self.grew.set()
-        self.grew = asyncio.Event()
 
 
 class InProcessEventLog(EventLog):
@@ -54,12 +48,9 @@ class InProcessEventLog(EventLog):
         if not thoughts:
             raise ValueError("an append needs at least one event")
         self._drop_expired()
-        log = self._logs.setdefault(task_id, _TaskLog())
-        for thought in thoughts:
-            log.events.append(LoggedEvent(len(log.events) + 1, thought))
-        log.wake()
+        last_id = self._logs.setdefault(task_id, _TaskLog()).add(thoughts)
         stored: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-        stored.set_result(len(log.events))
+        stored.set_result(last_id)
         return stored
 
     async def read(self, task_id: TaskId, after: int, wait: float) -> list[LoggedEvent]:

@@ -16,27 +16,16 @@ and a closed task is dropped a few seconds later: later readers go to Redis.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from application.ports.event_log import LoggedEvent
+from infrastructure.events.events_in_memory import EventsInMemory
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from application.ports.event_log import LoggedEvent
     from domain.ids import TaskId
     from domain.thoughts import AgentThought
-
-
-@dataclass(slots=True)
-class _Tail:
-    events: list[LoggedEvent] = field(default_factory=list)
-    grew: asyncio.Event = field(default_factory=asyncio.Event)
-
-    def wake(self) -> None:
-        # Waiters hold the old Event: setting it wakes them, and later waiters get a fresh one.
-        self.grew.set()
-        self.grew = asyncio.Event()
 
 
 class LocalTail:
@@ -44,11 +33,11 @@ class LocalTail:
 
     def __init__(self, max_len: int) -> None:
         self._max_len = max_len
-        self._tails: dict[TaskId, _Tail] = {}
+        self._tails: dict[TaskId, EventsInMemory] = {}
 
     def open(self, task_id: TaskId) -> None:
         """This process will append the task's events from id 1."""
-        self._tails.setdefault(task_id, _Tail())
+        self._tails.setdefault(task_id, EventsInMemory())
 
     def deliver(self, task_id: TaskId, thoughts: Sequence[AgentThought]) -> int | None:
         """Events the log is about to store, given to the followers here at once with the ids that
@@ -56,13 +45,10 @@ class LocalTail:
         tail = self._tails.get(task_id)
         if tail is None:
             return None
-        first_id = len(tail.events) + 1
-        if first_id + len(thoughts) - 1 > self._max_len:  # the stream is trimmed past this length
+        if len(tail.events) + len(thoughts) > self._max_len:  # the stream is trimmed past this length
             self.forget(task_id)
             return None
-        tail.events.extend(LoggedEvent(first_id + n, t) for n, t in enumerate(thoughts))
-        tail.wake()
-        return len(tail.events)
+        return tail.add(thoughts)
 
     async def read(self, task_id: TaskId, after: int, wait: float) -> list[LoggedEvent] | None:
         """Events with id > `after`, waiting up to `wait` s; None when this process does not hold
