@@ -2,7 +2,7 @@
 each pattern reads and the confidence it gives).
 
 Every pattern runs on each user sentence, so each is linear-time on any text (no nested or
-overlapping repetition that could backtrack; tests/unit/infrastructure/test_regex_deadlines.py runs
+overlapping repetition that could backtrack; tests/bench/regex_growth.py runs
 them all on long adversarial text). A row is (pattern, type, confidence): the value is the pattern's
 last group; a pattern with two groups names the type too, its first group filling the `{}` of the
 row's type ("a cat called Miso" → `cat_name`, 我最喜欢的城市是成都 → `favourite_城市`).
