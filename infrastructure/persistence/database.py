@@ -27,6 +27,7 @@ from infrastructure.persistence.errors import (
     store_error,
 )
 from infrastructure.persistence.migrate import alembic_config, script_directory
+from infrastructure.persistence.one_trip_sqlite import one_trip_connector
 from infrastructure.persistence.rows import Base
 from infrastructure.persistence.urls import connect_args, ensure_sqlite_directory, is_sqlite, normalise_url
 
@@ -153,7 +154,9 @@ class Database:
     def _create_engine(self) -> AsyncEngine:
         if self.is_sqlite:
             ensure_sqlite_directory(self._url)
-            engine = create_async_engine(self._url, echo=self._echo, pool_reset_on_return=None)
+            engine = create_async_engine(
+                self._url, echo=self._echo, pool_reset_on_return=None, async_creator=one_trip_connector(self._url)
+            )
             event.listen(engine.sync_engine, "connect", _sqlite_on_connect)
             return engine
         return create_async_engine(

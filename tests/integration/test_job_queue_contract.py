@@ -71,6 +71,9 @@ async def queued(request: pytest.FixtureRequest) -> AsyncIterator[tuple[InProces
     # No sweep within a test: saq's sweep retries a job it finds on the active list before the
     # worker has marked it active (at-least-once delivery), so a sweep every second, on a busy
     # machine, now and then ran a job twice here. A killed worker's job: test_job_workers.py.
+    # saq's worker sweeps once as it starts, too, and a job it had just taken could be that sweep's:
+    # sweeping the empty queue first holds the sweep's lock (60 s) past the test.
+    await saq.queue.sweep(lock=60)
     worker = SaqJobWorker(saq, handler, concurrency=4, sweep_interval=60, grace=1)
     running = asyncio.create_task(worker.run())
     try:
