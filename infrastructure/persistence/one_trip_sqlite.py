@@ -1,17 +1,20 @@
 """aiosqlite connections on which a statement crosses to the database thread once.
 
-SQLAlchemy's aiosqlite adapter awaits four calls per statement (open a cursor, execute, fetch the
-rows, close it), each a round trip to the connection's thread and back through the event loop.
-Under load every trip waits for a loop iteration: a turn's dozen statements cost about 1 ms each
-(tests/bench/fixed_cost.py). Here the statement runs, its rows are fetched and its cursor closed in
-one trip; the cursor SQLAlchemy holds keeps the outcome. aiosqlite's own `Cursor` queues its calls
-the same way (`Connection._execute`), one trip per call; everything else (commit, rollback,
-functions, closing) is aiosqlite's.
+SQLAlchemy's aiosqlite adapter awaits three calls per statement, four when it returns rows (open a
+cursor, execute, fetch the rows, close it), each a round trip to the connection's thread and back
+through the event loop. Under load every trip waits for a loop iteration: a turn's dozen statements
+cost about 1 ms each (tests/bench/fixed_cost.py). Here the statement runs, its rows are fetched and
+its cursor closed in one trip; the cursor SQLAlchemy holds keeps the outcome. So every result is
+buffered whole, a streamed one (`stream()`, `yield_per`) too: fine for this app's reads, which are
+bounded. aiosqlite's own `Cursor` queues its calls the same way (`Connection._execute`), one trip
+per call; everything else (commit, rollback, functions, closing) is aiosqlite's. The connection's
+arguments come from the URL alone: an engine's `connect_args` would not reach it.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections import deque
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -19,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import aiosqlite
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import AsyncIterator, Iterable, Sequence
 
     from sqlalchemy.engine import URL
 
@@ -27,7 +30,7 @@ if TYPE_CHECKING:
 @dataclass(slots=True)
 class _Outcome:
     description: Any = None
-    rows: list[Any] = field(default_factory=list)
+    rows: deque[Any] = field(default_factory=deque)
     rowcount: int = -1
     lastrowid: int | None = None
 
@@ -43,7 +46,7 @@ def _run(connection: sqlite3.Connection, sql: str, parameters: Any, many: bool) 
         else:
             cursor.execute(sql, parameters)
         description = cursor.description
-        rows = cursor.fetchall() if description else []
+        rows = deque(cursor.fetchall()) if description else deque()
         return _Outcome(description, rows, cursor.rowcount, cursor.lastrowid)
     finally:
         cursor.close()
@@ -85,21 +88,25 @@ class OneTripCursor:
         return self
 
     async def fetchall(self) -> list[Any]:
-        rows, self._outcome.rows = self._outcome.rows, []
+        rows = list(self._outcome.rows)
+        self._outcome.rows.clear()
         return rows
 
     async def fetchone(self) -> Any:
-        return self._outcome.rows.pop(0) if self._outcome.rows else None
+        return self._outcome.rows.popleft() if self._outcome.rows else None
 
     async def fetchmany(self, size: int | None = None) -> Sequence[Any]:
-        count = self.arraysize if size is None else size
-        rows, self._outcome.rows = self._outcome.rows[:count], self._outcome.rows[count:]
-        return rows
+        rows = self._outcome.rows
+        return [rows.popleft() for _ in range(min(self.arraysize if size is None else size, len(rows)))]
+
+    async def __aiter__(self) -> AsyncIterator[Any]:
+        while self._outcome.rows:
+            yield self._outcome.rows.popleft()
 
     async def close(self) -> None:
         # Its rowcount and description stay readable, as a closed sqlite3 cursor's do: SQLAlchemy
-        # closes a cursor before it reads what an UPDATE matched.
-        self._outcome.rows = []
+        # closes a cursor before it reads how many rows an INSERT wrote.
+        self._outcome.rows.clear()
 
 
 class OneTripConnection(aiosqlite.Connection):

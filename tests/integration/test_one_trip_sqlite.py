@@ -76,8 +76,12 @@ async def test_rows_can_be_streamed_in_parts(engine: AsyncEngine) -> None:
         await connection.execute(ITEMS.insert(), [{"name": f"n{i}"} for i in range(10)])
     async with engine.connect() as connection:
         streamed = await connection.stream(sa.select(ITEMS.c.name).order_by(ITEMS.c.id))
-        parts = [list(part) async for part in streamed.partitions(4)]
-    assert [len(part) for part in parts] == [4, 4, 2]
+        parts = [[name for (name,) in part] async for part in streamed.partitions(4)]
+        one_by_one = await connection.stream(sa.select(ITEMS.c.name).order_by(ITEMS.c.id))
+        first, rest = await one_by_one.fetchone(), [name async for (name,) in one_by_one]
+    assert parts == [[f"n{i}" for i in range(start, min(start + 4, 10))] for start in (0, 4, 8)]
+    assert first is not None
+    assert [first[0], *rest] == [f"n{i}" for i in range(10)]
 
 
 async def test_the_database_of_a_sqlite_url_uses_one_trip_connections(tmp_path: Path) -> None:
