@@ -7,8 +7,9 @@ cost about 1 ms each (tests/bench/fixed_cost.py). Here the statement runs, its r
 its cursor closed in one trip; the cursor SQLAlchemy holds keeps the outcome. So every result is
 buffered whole, a streamed one (`stream()`, `yield_per`) too: fine for this app's reads, which are
 bounded. aiosqlite's own `Cursor` queues its calls the same way (`Connection._execute`), one trip
-per call; everything else (commit, rollback, functions, closing) is aiosqlite's. The connection's
-arguments come from the URL alone: an engine's `connect_args` would not reach it.
+per call. A commit or rollback with no transaction open (one that only read: sqlite3 begins one at
+the first write) makes no trip; everything else (functions, closing) is aiosqlite's. The
+connection's arguments come from the URL alone: an engine's `connect_args` would not reach it.
 """
 
 from __future__ import annotations
@@ -114,6 +115,20 @@ class OneTripConnection(aiosqlite.Connection):
 
     def cursor(self) -> OneTripCursor:  # type: ignore[override]  # no trip: the statement opens its own
         return OneTripCursor(self)
+
+    async def commit(self) -> None:
+        # sqlite3 begins a transaction at the first write: one that only read has nothing to end.
+        if not self._idle():
+            await super().commit()
+
+    async def rollback(self) -> None:
+        if not self._idle():
+            await super().rollback()
+
+    def _idle(self) -> bool:
+        """Connected, and no transaction open (read on this thread: no statement of SQLAlchemy's runs
+        on the connection while it commits or rolls back)."""
+        return self._connection is not None and not self._connection.in_transaction
 
     async def run(self, sql: str, parameters: Any, *, many: bool) -> _Outcome:
         # aiosqlite's own cursors queue their calls with `_execute`, untyped.

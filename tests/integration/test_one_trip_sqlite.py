@@ -1,9 +1,10 @@
 """SQLite connections that run each statement in one trip to the database thread answer SQLAlchemy
-as aiosqlite's do: rows, rows matched, new row ids, many rows at once, errors, transactions."""
+as aiosqlite's do: rows, rows matched, new row ids, many rows at once, errors, transactions; and
+they make one trip a statement, none for a commit that has nothing to end."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import sqlalchemy as sa
@@ -30,6 +31,38 @@ async def engine(tmp_path: Path) -> AsyncIterator[AsyncEngine]:
         await connection.run_sync(ITEMS.metadata.create_all)
     yield engine
     await engine.dispose()
+
+
+class CountedTrips:
+    """The connection's queue to its thread, counting what is put on it."""
+
+    def __init__(self, queue: Any) -> None:
+        self.queue, self.trips = queue, 0
+
+    def put_nowait(self, item: Any) -> None:
+        self.trips += 1
+        self.queue.put_nowait(item)
+
+
+async def test_a_statement_takes_one_trip_and_a_transaction_that_only_read_commits_without_one(
+    engine: AsyncEngine,
+) -> None:
+    async with engine.connect() as connection:
+        raw = (await connection.get_raw_connection()).driver_connection
+        assert isinstance(raw, OneTripConnection)
+        counted = raw._tx = CountedTrips(raw._tx)
+        await connection.execute(sa.select(ITEMS.c.name))
+        await connection.commit()
+        assert counted.trips == 1
+        await connection.execute(ITEMS.insert().values(name="kept"))
+        await connection.commit()
+        assert counted.trips == 3
+        await connection.execute(ITEMS.insert().values(name="undone"))
+        await connection.rollback()
+        assert counted.trips == 5
+        raw._tx = counted.queue
+    async with engine.connect() as connection:
+        assert (await connection.execute(sa.select(ITEMS.c.name))).scalars().all() == ["kept"]
 
 
 async def test_rows_come_back_whole_and_in_order(engine: AsyncEngine) -> None:
