@@ -173,17 +173,17 @@ def is_superlinear(small_ms: float, whole_ms: float) -> bool:
 
 def main() -> dict[str, Any]:
     started = time.perf_counter()
-    smalls, wholes = adversarial(SMALL), adversarial(SIZE)
+    smalls, wholes, every_job = adversarial(SMALL), adversarial(SIZE), jobs()
     rows = []
     for text, whole in wholes.items():
-        for job, work in jobs().items():
+        for job, work in every_job.items():
             small_ms, whole_ms = growth(work, smalls[text], whole)
             rows.append({"text": text, "job": job, "small_ms": round(small_ms, 3), "whole_ms": round(whole_ms, 3),
                          "growth": round(whole_ms / max(small_ms, 0.001), 1),
                          "superlinear": is_superlinear(small_ms, whole_ms)})
     return {
         "size_kib": SIZE // 1024, "small_kib": SMALL // 1024, "floor_ms": FLOOR_MS, "growth_limit": GROWTH_LIMIT,
-        "cap_ms": CAP_MS, "texts": len(wholes), "jobs": len(jobs()),
+        "cap_ms": CAP_MS, "texts": len(wholes), "jobs": len(every_job),
         "slowest": sorted(rows, key=lambda row: -row["whole_ms"])[:5],
         "superlinear": [row for row in rows if row["superlinear"]],
         "seconds": round(time.perf_counter() - started, 1),

@@ -51,16 +51,18 @@ async def test_a_statement_takes_one_trip_and_a_transaction_that_only_read_commi
         raw = (await connection.get_raw_connection()).driver_connection
         assert isinstance(raw, OneTripConnection)
         counted = raw._tx = CountedTrips(raw._tx)
-        await connection.execute(sa.select(ITEMS.c.name))
-        await connection.commit()
-        assert counted.trips == 1
-        await connection.execute(ITEMS.insert().values(name="kept"))
-        await connection.commit()
-        assert counted.trips == 3
-        await connection.execute(ITEMS.insert().values(name="undone"))
-        await connection.rollback()
-        assert counted.trips == 5
-        raw._tx = counted.queue
+        try:
+            await connection.execute(sa.select(ITEMS.c.name))
+            await connection.commit()
+            assert counted.trips == 1
+            await connection.execute(ITEMS.insert().values(name="kept"))
+            await connection.commit()
+            assert counted.trips == 3
+            await connection.execute(ITEMS.insert().values(name="undone"))
+            await connection.rollback()
+            assert counted.trips == 5
+        finally:
+            raw._tx = counted.queue
     async with engine.connect() as connection:
         assert (await connection.execute(sa.select(ITEMS.c.name))).scalars().all() == ["kept"]
 
