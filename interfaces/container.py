@@ -21,6 +21,7 @@ from application.background_jobs import JobRoutes
 from application.chat_turn.agent_loop import AgentLoop
 from application.chat_turn.complete_chat import CompleteChat
 from application.chat_turn.launch_turn import LaunchTurn
+from application.chat_turn.preparing_gate import PreparingGate
 from application.chat_turn.regenerate_answer import RegenerateAnswer
 from application.chat_turn.run_chat_turn import RunChatTurn, TurnLimits
 from application.chat_turn.save_outcome import SaveOutcome
@@ -263,6 +264,7 @@ class Container(containers.DeclarativeContainer):
         ),
         metrics=metrics,
         tracer=tracer,
+        preparing=providers.Singleton(PreparingGate, limit=config.turn.preparing_at_once),
         new_events=providers.Factory(
             TurnEvents, log=turn_event_log, tasks=task_control, clock=clock, ids=ids
         ).provider,

@@ -216,6 +216,10 @@ class TurnSettings(BaseModel):
     tool_retry_delay: float = Field(1.0, ge=0)
     max_query_bytes: int = Field(32 * 1024, gt=0)
     task_ttl: float = Field(1800.0, gt=0)
+    preparing_at_once: int = Field(
+        8, ge=0, description="turns of one process that read their memory and assemble their prompt at once "
+        "(the rest wait, having sent nothing, so the streams already running keep their pace); 0: no bound",
+    )
     save_retry: float = Field(
         10.0, ge=0, description="seconds a turn's save is retried, with backoff, while the database is unavailable"
     )

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from application.memory.short_term_memory import ShortTermMemory
     from application.ports.metrics import Metrics
     from application.ports.tracing import Span, TraceParent
+    from domain.messages import Msg
 
 log = logging.getLogger(__name__)
 
@@ -109,10 +110,19 @@ class RunChatTurn:
         await self._finish(turn, kit.events, kit.loop.state, status, error, meter)
 
     async def _pipeline(self, turn: Turn, events: TurnEvents, loop: AgentLoop) -> None:
-        config, conversation = turn.config, turn.conversation
+        config = turn.config
         if config.input_review.hit(turn.message.query):  # before memory is read: a blocked query costs nothing
             await self._refuse(events, loop, config.input_review.preset_response)
             return
+        async with self._parts.preparing.held():  # released before the model request goes out
+            messages = await self._prepare(turn, events, loop)
+        mode = choose_mode(loop.model.capabilities, bool(loop.tools))
+        await loop.run(messages, mode, config.max_tool_rounds, config.stream_thoughts, config.model_params)
+        await events.flush()  # an event log that failed ends the turn with an error
+
+    async def _prepare(self, turn: Turn, events: TurnEvents, loop: AgentLoop) -> list[Msg]:
+        """The window and recall, their event and step, and the prompt assembled from them."""
+        config, conversation = turn.config, turn.conversation
         with self._parts.tracer.span(SpanName.RECALL):
             window = await self._short_term.window(conversation, config, without=turn.replaces)
             remembered = await self._recall.recall(conversation, config, turn.message.query, window)
@@ -123,13 +133,10 @@ class RunChatTurn:
             dropped = len(turn.message.image_urls)
             note = f"{dropped} image(s) dropped: {model.name} does not accept images."
             events.record_step(events.new_id(), ThoughtEvent.AGENT_THOUGHT, thought=note)
-        messages = assemble_prompt(
+        return assemble_prompt(
             config, remembered.memory, window, turn.message.query, turn.message.image_urls,
             accepts_images=model.capabilities.image_input, message_id=turn.message.id, at=events.now(),
         )
-        mode = choose_mode(model.capabilities, bool(loop.tools))
-        await loop.run(messages, mode, config.max_tool_rounds, config.stream_thoughts, config.model_params)
-        await events.flush()  # an event log that failed ends the turn with an error
 
     async def _refuse(self, events: TurnEvents, loop: AgentLoop, preset: str) -> None:
         """The input review's answer: no memory read, no model call, nothing embedded."""

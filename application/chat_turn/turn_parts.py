@@ -6,7 +6,7 @@ takes one collaborator for all of them and never builds an object itself.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from application.chat_turn.turn_events import TurnEvents
     from application.chat_turn.turn_tools import TurnTools
     from application.chat_turn.turn_watch import TurnWatch
+from application.chat_turn.preparing_gate import PreparingGate
 from application.ports.task_control import TaskInfo
 from application.ports.tracing import NO_TRACER, Tracer
 
@@ -40,7 +41,8 @@ class TurnParts:
     """Each factory is called with the per-turn values by keyword, its other arguments bound:
     `new_events(turn=)`, `new_tools(config=, owner=)`, `new_executor(toolbox=, offered=)`,
     `new_loop(model=, tools=, executor=, events=)`, `new_watch(info=)`; the model is the agent's
-    profile's, from `models`. `metrics` and `tracer` are shared by every turn."""
+    profile's, from `models`. `metrics`, `tracer` and `preparing` (how many turns prepare their
+    prompt at once) are shared by every turn."""
 
     models: ChatModels
     metrics: Metrics
@@ -50,6 +52,7 @@ class TurnParts:
     new_loop: Callable[..., AgentLoop]
     new_watch: Callable[..., TurnWatch]
     tracer: Tracer = NO_TRACER
+    preparing: PreparingGate = field(default_factory=PreparingGate)
 
     def for_turn(self, turn: Turn) -> TurnKit:
         events = self.new_events(turn=turn)

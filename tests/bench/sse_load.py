@@ -188,8 +188,9 @@ async def delete_prefix(prefix: str) -> None:
         await client.aclose()
 
 
-def memagent_env(url: str, prefix: str, model: ModelServer) -> dict[str, str]:
-    return {
+def memagent_env(url: str, prefix: str, model: ModelServer, preparing: int | None) -> dict[str, str]:
+    chosen = {} if preparing is None else {"MEMAGENT_TURN__PREPARING_AT_ONCE": str(preparing)}
+    return chosen | {
         "MEMAGENT_DATABASE__URL": url,
         "MEMAGENT_MEMORY__BACKEND": "redis",
         "MEMAGENT_EVENTS__BACKEND": "redis",
@@ -246,7 +247,8 @@ async def run_workers(env: dict[str, str], logs: Path, model: ModelServer, worke
     }
 
 
-async def main(levels: list[int], chunks: int, interval: float, workers: int, job_workers: int) -> dict[str, Any]:
+async def main(levels: list[int], chunks: int, interval: float, workers: int, job_workers: int,
+               preparing: int | None) -> dict[str, Any]:
     name, url = await pg_database()
     prefix = f"memagent-bench-{secrets.token_hex(4)}:"
     model = start_model_server(chunks, interval)
@@ -261,8 +263,9 @@ async def main(levels: list[int], chunks: int, interval: float, workers: int, jo
             "delay_source": "model server's recorded send time of each chunk (CLOCK_MONOTONIC, same machine)",
             "derived_delay": "(client arrival k - client arrival 0) - k * interval",
             "cpu_count": os.cpu_count(),
+            "preparing_at_once": "the server's default" if preparing is None else preparing,
         }
-        env = memagent_env(url, prefix, model)
+        env = memagent_env(url, prefix, model, preparing)
         with tempfile.TemporaryDirectory() as folder:
             logs = Path(folder)
             with running_service(env, logs) as memagent, running_floor(model.base_url, logs) as floor:
@@ -291,10 +294,11 @@ if __name__ == "__main__":
                         "(default 2; with --quick, 0: none)")
     parser.add_argument("--job-workers", type=int, default=0, help="with --workers: the job queue on Redis, "
                         "its jobs run by K `memagent worker` processes (default 0: in the API workers)")
+    parser.add_argument("--preparing-at-once", type=int, help="MEMAGENT_TURN__PREPARING_AT_ONCE (0: no bound)")
     args = parser.parse_args()
     chosen = [10, 20] if args.quick else [int(n) for n in args.levels.split(",")]
     workers = args.workers if args.workers is not None else (0 if args.quick else 2)
     if args.job_workers and workers < 2:
         parser.error("--job-workers needs the multi-worker run (--workers 2 or more)")
-    report = asyncio.run(main(chosen, args.chunks, args.interval, workers, args.job_workers))
+    report = asyncio.run(main(chosen, args.chunks, args.interval, workers, args.job_workers, args.preparing_at_once))
     print(json.dumps(report, indent=2))

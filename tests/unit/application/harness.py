@@ -12,6 +12,7 @@ from application.agents.resolve_config import ResolveConfig
 from application.chat_turn.after_turn import AfterTurn, TurnEnd
 from application.chat_turn.agent_loop import AgentLoop
 from application.chat_turn.launch_turn import LaunchTurn
+from application.chat_turn.preparing_gate import PreparingGate
 from application.chat_turn.queued_after_turn import QueuedAfterTurn
 from application.chat_turn.run_chat_turn import RunChatTurn, TurnLimits
 from application.chat_turn.save_outcome import SaveOutcome
@@ -111,6 +112,7 @@ class Harness:
     # Titles, follow-up questions and upkeep as jobs on an in-process queue (`jobs`), as job workers run them.
     queued_jobs: bool = False
     job_handler: JobHandler | None = None  # what the queue runs; RunTurnJob unless a test says otherwise
+    preparing: PreparingGate = field(default_factory=PreparingGate)  # how many turns prepare at once (0: all)
 
     def __post_init__(self) -> None:
         self.presence = InProcessTaskPresence(clock=self.time.monotonic)
@@ -141,6 +143,7 @@ class Harness:
             new_executor=partial(ToolExecutor, policy=limits.retry, timeout=limits.tool_timeout, metrics=self.metrics),
             new_loop=partial(AgentLoop, tokenizer=tokenizer, ids=ids),
             new_watch=partial(TurnWatch, tasks=self.tasks, presence=self.presence, clock=clock, times=limits.watch),
+            preparing=self.preparing,
         )
         self.agents = FakeAgentStore.publishing(self.config)
         self.name_conversation = NameConversation(self.titler, self.store, clock)
