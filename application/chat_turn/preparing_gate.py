@@ -31,6 +31,10 @@ class PreparingGate:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._slots: asyncio.Semaphore | None = None
 
+    @property
+    def limit(self) -> int:
+        return self._limit
+
     @asynccontextmanager
     async def held(self) -> AsyncIterator[None]:
         """Waits for a slot and holds it until the block ends, however it ends."""

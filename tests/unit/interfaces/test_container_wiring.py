@@ -119,3 +119,10 @@ def test_recall_reads_its_tiers_at_once_only_from_a_database_server(url: str, at
     container = build_container(Settings(database={"url": url}))  # builds, connects to nothing
 
     assert container.memory.recall.kwargs["at_once"]() is at_once
+
+
+@pytest.mark.parametrize(("turn", "limit"), [({}, 8), ({"preparing_at_once": 3}, 3), ({"preparing_at_once": 0}, 0)])
+def test_the_preparing_gate_takes_its_limit_from_the_turn_settings(turn: dict[str, int], limit: int) -> None:
+    container = build_container(Settings(turn=turn))
+
+    assert container.turn_parts.kwargs["preparing"]().limit == limit
