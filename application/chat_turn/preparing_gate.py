@@ -3,7 +3,7 @@
 Why a bound: preparing a turn (the window, recall, the prompt) is most of its CPU, and it runs on
 the event loop that also relays every other turn's chunks. Two hundred turns started together
 would each take their slice before any stream moves on, and the chunks already streaming wait
-behind them (tests/bench/sse_load.py measured a p99 added delay per chunk of 4x the floor so).
+behind them (tests/bench/sse_load.py, N = 200: a p99 added delay per chunk of 6x the floor's so).
 A turn waiting here has sent nothing yet, and it is let in as soon as another has its prompt,
 before that one's model request goes out, so a slow model never holds the gate
 (docs/ARCHITECTURE.md §3).
@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
+from weakref import WeakKeyDictionary
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -22,14 +23,13 @@ if TYPE_CHECKING:
 class PreparingGate:
     """`limit` turns at once; 0 lets every turn in."""
 
-    __slots__ = ("_limit", "_loop", "_slots")
+    __slots__ = ("_limit", "_slots")
 
     def __init__(self, limit: int = 0) -> None:
         if limit < 0:
             raise ValueError("the preparing gate's limit is 0 (none) or more")
         self._limit = limit
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._slots: asyncio.Semaphore | None = None
+        self._slots: WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = WeakKeyDictionary()
 
     @property
     def limit(self) -> int:
@@ -45,9 +45,10 @@ class PreparingGate:
             yield
 
     def _semaphore(self) -> asyncio.Semaphore:
-        # One per event loop: the container outlives a test's loop, and a semaphore bound to a
-        # closed loop would fail the next one's turns.
+        # One per event loop: a semaphore binds to the first loop that waits on it, and the
+        # container outlives a test's loop; a closed loop's entry goes with the loop.
         loop = asyncio.get_running_loop()
-        if self._slots is None or self._loop is not loop:
-            self._loop, self._slots = loop, asyncio.Semaphore(self._limit)
-        return self._slots
+        slots = self._slots.get(loop)
+        if slots is None:
+            slots = self._slots[loop] = asyncio.Semaphore(self._limit)
+        return slots

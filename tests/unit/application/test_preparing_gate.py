@@ -115,6 +115,19 @@ async def test_a_turn_stopped_while_it_waits_for_a_slot_ends_stopped_and_takes_n
     assert statuses(h, [holding, waiting, later]) == [MessageStatus.NORMAL, MessageStatus.STOP, MessageStatus.NORMAL]
 
 
+async def test_a_turn_stopped_while_it_holds_a_slot_gives_it_back() -> None:
+    memory = WatchedMemoryStore()
+    memory.hold = asyncio.Event()  # never set: the turn holds its slot until it is stopped
+    h = Harness(ScriptedModel([]), memory=memory, preparing=PreparingGate(1))
+    (holding,), tasks = await started(h, 1)
+    await asyncio.wait_for(memory.entered.wait(), 5)
+    await h.tasks.request_stop(holding.task_id, OWNER)
+    await asyncio.wait_for(asyncio.gather(*tasks), 5)
+    memory.hold = None
+    later = await asyncio.wait_for(h.turn("and the next one"), 5)
+    assert statuses(h, [holding, later]) == [MessageStatus.STOP, MessageStatus.NORMAL]
+
+
 async def test_a_refused_query_is_answered_while_every_slot_is_taken() -> None:
     memory = WatchedMemoryStore()
     memory.hold = asyncio.Event()
