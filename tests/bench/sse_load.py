@@ -2,7 +2,7 @@
 clients, beside a floor measured at the same N in the same run.
 
     python -m tests.bench.sse_load [--quick] [--levels 50,200] [--chunks 50] [--interval 0.02] [--workers 2]
-                                   [--job-workers K]
+                                   [--job-workers K] [--preparing-at-once K]
 
 The model is the OpenAI-protocol test server (tests/llm_server.py, run by tests/bench/sse_model.py
 in a process of its own) streaming `--chunks` chunks `--interval` s apart for every chat turn;
@@ -33,6 +33,8 @@ and follow-ups, stopped at the end; `memagent.job_workers` gives their CPU per c
 apart from the API's (and both together, to the queue drained and all idle) and the level's jobs
 from saq's own records: how many of each kind and status, retried, and their wait on the queue
 (the upkeep lag) and time to done. Without it, upkeep runs in the API workers.
+`--preparing-at-once K` sets memagent's MEMAGENT_TURN__PREPARING_AT_ONCE (0: no bound), to
+measure the preparing gate against its absence; the JSON says which ran.
 
 The added delay of chunk k is (client arrival of the agent_message frame carrying it) − (when the model
 server sent chunk k). Both are CLOCK_MONOTONIC readings (Python's time.monotonic) of two
