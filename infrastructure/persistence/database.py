@@ -8,7 +8,13 @@ from typing import TYPE_CHECKING, Any
 from alembic import command
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import event
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.ext.asyncio import (
+    AsyncConnection,
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
 
 from application.errors import StoreUnavailable
 from infrastructure.errors import DatabaseNotMigrated
@@ -18,6 +24,7 @@ from infrastructure.persistence import (  # noqa: F401 - register their tables o
     memory_rows,
     model_call_rows,
 )
+from infrastructure.persistence.closed_connections import replace_closed_connections
 from infrastructure.persistence.errors import (
     DATABASE_ERRORS,
     MIGRATE_HINT,
@@ -100,14 +107,18 @@ class Database:
         """One transaction (a unit of work), committed on success; a database failure is raised
         as `StoreUnavailable` naming `operation`, without the password (`InvalidInput` when the
         database refused a value)."""
-        try:
+        with self._failures(operation):
             async with self.sessions.begin() as session:
                 yield session
-        except DATABASE_ERRORS as exc:
-            failure = store_error(operation, exc, self.password, where=f"The database at {self.display_url}")
-            if self._metrics is not None and isinstance(failure, StoreUnavailable):  # not a value it refused
-                self._metrics.store_error("database")
-            raise failure from exc
+
+    @asynccontextmanager
+    async def connection(self, operation: str) -> AsyncIterator[AsyncConnection]:
+        """One transaction on a Core connection, failing as `transaction` does. For a turn's own
+        statements, which are built in advance and need no unit of work: a statement costs about
+        half as much CPU here as through a session (tests/bench/fixed_cost.py)."""
+        with self._failures(operation):
+            async with self.engine.begin() as connection:
+                yield connection
 
     async def start(self) -> None:
         """Connect once and make sure the schema is there: created for SQLite, checked for others.
@@ -145,6 +156,16 @@ class Database:
         self._sessions = None
 
     @contextmanager
+    def _failures(self, operation: str) -> Iterator[None]:
+        try:
+            yield
+        except DATABASE_ERRORS as exc:
+            failure = store_error(operation, exc, self.password, where=f"The database at {self.display_url}")
+            if self._metrics is not None and isinstance(failure, StoreUnavailable):  # not a value it refused
+                self._metrics.store_error("database")
+            raise failure from exc
+
+    @contextmanager
     def _startup_errors(self) -> Iterator[None]:
         try:
             yield
@@ -159,16 +180,18 @@ class Database:
             )
             event.listen(engine.sync_engine, "connect", _sqlite_on_connect)
             return engine
-        return create_async_engine(
+        engine = create_async_engine(
             self._url,
             echo=self._echo,
-            pool_pre_ping=True,  # survive a database restart without failing the next request
             # Every running turn holds a connection only for its short transactions, but a burst of
             # turns starting at once would otherwise open and close overflow connections each time.
             pool_size=self._pool_size,
             max_overflow=self._max_overflow,
             connect_args=connect_args(self._url, self._connect_timeout),
         )
+        # Survive a database restart without failing the next request, and without a ping per checkout.
+        replace_closed_connections(engine)
+        return engine
 
 
 def _sqlite_on_connect(dbapi_connection: Any, _record: Any) -> None:

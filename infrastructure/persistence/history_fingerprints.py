@@ -20,7 +20,7 @@ from infrastructure.persistence.rows import ConversationRow, MessageRow
 from infrastructure.persistence.turn_statements import SET_FINGERPRINT
 
 if TYPE_CHECKING:
-    from sqlalchemy.ext.asyncio import AsyncSession
+    from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
     from domain.conversation import Message
     from domain.ids import AppId, EndUserId, OwnerId
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 C, M = ConversationRow, MessageRow
 
 
-async def refresh_fingerprint(session: AsyncSession, message: Message, current: str | None) -> None:
+async def refresh_fingerprint(session: AsyncConnection, message: Message, current: str | None) -> None:
     """After `message` (a completed turn) is stored: its conversation's new fingerprint, from
     `current`, the fingerprint its conversation had (read as the turn was finished)."""
     if message.parent_message_id is None:

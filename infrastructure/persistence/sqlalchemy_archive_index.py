@@ -52,7 +52,7 @@ class SqlAlchemyArchiveIndex(ArchiveIndex):
         wanted = normalised(query)
         where = [I.conversation_id == conversation_id, I.kind == RecallKind.ARCHIVE.value]
         key = ("archive", conversation_id, model, wanted.size)
-        async with self._db.transaction("rank the archive") as session:
+        async with self._db.connection("rank the archive") as session:
             kept = self._matrices.latest(key, ArchiveMatrix)
             if kept is not None:
                 best = _best(kept, wanted, top_k)

@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from datetime import datetime
 
-    from sqlalchemy.ext.asyncio import AsyncSession
+    from sqlalchemy.ext.asyncio import AsyncConnection
 
     from application.ports.message_store import ConversationFilter
     from domain.ids import AppId, EndUserId, MessageId, OwnerId
@@ -80,7 +80,7 @@ class SqlAlchemyMessageStore(MessageStore):
 
     async def open_turn(self, message: Message, new_conversation: Conversation | None) -> Conversation | None:
         # Core INSERTs: one statement each, in this order, without the unit of work's bookkeeping.
-        async with self._db.transaction("open_turn") as session:
+        async with self._db.connection("open_turn") as session:
             if new_conversation is not None:
                 first = replace(new_conversation, message_count=1, last_active_at=message.created_at)
                 await session.execute(INSERT_CONVERSATION, conversation_values(first))
@@ -97,7 +97,7 @@ class SqlAlchemyMessageStore(MessageStore):
             # another turn's commit.
             opening = OPEN_REGENERATION if message.parent_message_id is not None else OPEN_MESSAGE
             opened = await session.execute(opening, message_values(message))
-            if opened.rowcount != 1:  # type: ignore[attr-defined]
+            if opened.rowcount != 1:
                 raise _busy(message)
         return conversation_to_domain(found)
 
@@ -105,7 +105,7 @@ class SqlAlchemyMessageStore(MessageStore):
         self, message: Message, steps: Sequence[MessageAgentThought], calls: Sequence[ModelCall] = ()
     ) -> None:
         outcome = {f"new_{column}": value for column, value in message_outcome_values(message).items()}
-        async with self._db.transaction("finish_message") as session:
+        async with self._db.connection("finish_message") as session:
             finished = (await session.execute(FINISH_MESSAGE, {"message_id": message.id, **outcome})).first()
             if finished is None:
                 raise NotFound(f"Message {message.id!r} is not running (unknown or already finished).")
@@ -118,7 +118,7 @@ class SqlAlchemyMessageStore(MessageStore):
             if message.is_completed_turn:
                 await refresh_fingerprint(session, message, finished[0])
 
-    async def _supersede(self, session: AsyncSession, message: Message) -> None:
+    async def _supersede(self, session: AsyncConnection, message: Message) -> None:
         """The siblings a completed regeneration answers again: its parent, the parent's parent..."""
         siblings: list[str] = []
         parent: str | None = message.parent_message_id

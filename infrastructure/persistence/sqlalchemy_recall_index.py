@@ -148,7 +148,7 @@ class SqlAlchemyRecallIndex(RecallIndex):
         values = {"owner": holder.owner, "end_user": holder.end_user, "scope": shared.value, "model": model,
                   "agent_id": holder.agent_id, "exclude": exclude}
         key = (holder, shared, model, wanted.size, exclude)
-        async with self._db.transaction("recall across conversations") as session:
+        async with self._db.connection("recall across conversations") as session:
             kept = self._matrices.latest(key, Matrix)
             if kept is not None:
                 # A few more than asked: a conversation deleted since (its items not erased yet) drops out below.

@@ -21,15 +21,19 @@ from infrastructure.persistence.database import Database
 from infrastructure.redis_client import RedisClient
 
 
-async def test_a_transaction_the_database_fails_counts_and_a_value_it_refuses_does_not(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["transaction", "connection"])
+async def test_a_transaction_the_database_fails_counts_and_a_value_it_refuses_does_not(
+    tmp_path: Path, kind: str
+) -> None:
     metrics = InProcessMetrics()
     database = Database(f"sqlite+aiosqlite:///{tmp_path / 'm.db'}", metrics=metrics)
+    begin = getattr(database, kind)  # a session's transaction, or a Core connection's
     try:
         with pytest.raises(StoreUnavailable):
-            async with database.transaction("saving a turn"):
+            async with begin("saving a turn"):
                 raise ConnectionRefusedError(111, "Connection refused")
         with pytest.raises(InvalidInput):
-            async with database.transaction("saving a turn"):
+            async with begin("saving a turn"):
                 raise sqlalchemy.exc.DataError("INSERT", {}, ValueError("a NUL in text"))
     finally:
         await database.dispose()
