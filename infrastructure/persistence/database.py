@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from contextlib import asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +25,7 @@ from infrastructure.persistence import (  # noqa: F401 - register their tables o
     memory_rows,
     model_call_rows,
 )
-from infrastructure.persistence.closed_connections import replace_closed_connections
+from infrastructure.persistence.closed_connections import PING_AFTER_IDLE_S, replace_closed_connections
 from infrastructure.persistence.errors import (
     DATABASE_ERRORS,
     MIGRATE_HINT,
@@ -39,7 +40,7 @@ from infrastructure.persistence.rows import Base
 from infrastructure.persistence.urls import connect_args, ensure_sqlite_directory, is_sqlite, normalise_url
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Iterator
+    from collections.abc import AsyncIterator, Coroutine, Iterator
 
     from sqlalchemy.engine import URL, Connection
 
@@ -62,14 +63,17 @@ class Database:
         pool_size: int = 20,
         max_overflow: int = 20,
         metrics: Metrics | None = None,
+        ping_after_idle: float = PING_AFTER_IDLE_S,
     ) -> None:
-        """`metrics` counts each transaction the database failed (`store_error("database")`)."""
+        """`metrics` counts each transaction the database failed (`store_error("database")`);
+        a PostgreSQL connection idle for `ping_after_idle` seconds is pinged before it is used again."""
         self._url = normalise_url(url)
         self._echo = echo
         self._connect_timeout = connect_timeout
         self._pool_size = pool_size
         self._max_overflow = max_overflow
         self._metrics = metrics
+        self._ping_after_idle = ping_after_idle
         self._engine: AsyncEngine | None = None
         self._sessions: async_sessionmaker[AsyncSession] | None = None
 
@@ -117,8 +121,10 @@ class Database:
         statements, which are built in advance and need no unit of work: a statement costs about
         half as much CPU here as through a session (tests/bench/fixed_cost.py)."""
         with self._failures(operation):
-            async with self.engine.begin() as connection:
-                yield connection
+            async with self.engine.connect() as connection:
+                transaction = await connection.begin()
+                yield connection  # raised through: closing the connection rolls the transaction back
+                await run_to_completion(transaction.commit())
 
     async def start(self) -> None:
         """Connect once and make sure the schema is there: created for SQLite, checked for others.
@@ -190,8 +196,24 @@ class Database:
             connect_args=connect_args(self._url, self._connect_timeout),
         )
         # Survive a database restart without failing the next request, and without a ping per checkout.
-        replace_closed_connections(engine)
+        replace_closed_connections(engine, self._ping_after_idle)
         return engine
+
+
+async def run_to_completion(step: Coroutine[Any, Any, None]) -> None:
+    """`step` run to its end even if the caller is cancelled meanwhile (the cancellation is raised
+    after it), as a session's commit is: asyncpg asks the server to cancel a command whose caller
+    was cancelled, so a commit cut off halfway would leave a turn's save unknown."""
+    task = asyncio.ensure_future(step)
+    cancelled: asyncio.CancelledError | None = None
+    while not task.done():
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError as error:
+            cancelled = error
+    task.result()
+    if cancelled is not None:
+        raise cancelled
 
 
 def _sqlite_on_connect(dbapi_connection: Any, _record: Any) -> None:

@@ -48,12 +48,26 @@ async def test_a_connection_the_server_ended_is_replaced_and_the_next_transactio
     assert await backend_of(database) != ended
 
 
-async def test_a_live_pooled_connection_is_used_again_without_a_ping(database: Database) -> None:
-    first = await backend_of(database)
+async def sent_by_a_transaction(database: Database) -> tuple[int, list[str]]:
+    """The backend of the pool's one connection and what the next transaction on it sent."""
     sent: list[str] = []
     async with database.engine.connect() as connection:
         driver = (await connection.get_raw_connection()).driver_connection
         assert driver is not None
         driver.add_query_logger(lambda record: sent.append(record.query))
-    assert await backend_of(database) == first
-    assert sent == ["BEGIN;", "COMMIT;"]  # a ping would have sent "BEGIN;", ";", "ROLLBACK;" first
+    return await backend_of(database), sent
+
+
+async def test_a_live_pooled_connection_is_used_again_without_a_ping(database: Database) -> None:
+    first = await backend_of(database)
+    assert await sent_by_a_transaction(database) == (first, ["BEGIN;", "COMMIT;"])  # no "BEGIN;", ";", "ROLLBACK;"
+
+
+async def test_a_connection_idle_past_the_limit_is_pinged_before_it_is_used_again(pg_database_url: str) -> None:  # noqa: F811
+    database = Database(pg_database_url, pool_size=1, max_overflow=0, ping_after_idle=0.0)
+    try:
+        first = await backend_of(database)
+        backend, sent = await sent_by_a_transaction(database)
+    finally:
+        await database.dispose()
+    assert (backend, sent[:3]) == (first, ["BEGIN;", ";", "ROLLBACK;"])  # the ping, then the transaction
