@@ -118,8 +118,8 @@ class Database:
     @asynccontextmanager
     async def connection(self, operation: str) -> AsyncIterator[AsyncConnection]:
         """One transaction on a Core connection, failing as `transaction` does. For a turn's own
-        statements, which are built in advance and need no unit of work: a statement costs about
-        half as much CPU here as through a session (tests/bench/fixed_cost.py)."""
+        statements, which need no unit of work: they skip the session's execution path, and a turn's
+        server CPU fell with it and the pings gone (tests/bench/fixed_cost.py, README)."""
         with self._failures(operation):
             async with self.engine.connect() as connection:
                 transaction = await connection.begin()
