@@ -32,6 +32,7 @@ from interfaces.http import (
     web,
 )
 from interfaces.http.body_limit import BodyLimit, BodyLimits
+from interfaces.http.cors import allow_origins
 from interfaces.http.errors import install_error_handlers
 from interfaces.http.key_gate import KeyGate
 from interfaces.http.openapi import install_openapi
@@ -121,5 +122,7 @@ def create_app(settings: Settings | None = None, container: Container | None = N
     app.add_middleware(BodyLimit, limits=limits)
     app.add_middleware(StreamGauge, metrics=container.metrics)
     app.add_middleware(KeyGate, authenticate=container.authenticate)
+    # Outside the key gate: a preflight carries no key, and a refusal must still be readable by the page.
+    allow_origins(app, settings.server.cors_origins)
     app.add_middleware(TraceContext, tracer=container.tracer)  # outermost: all of a request runs in its trace
     return app

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, TypeVar
 from pydantic import ValidationError
 from pydantic_settings import SettingsError
 
+from application.accounts.authenticate import LOCAL_OWNER
 from application.errors import ApplicationError
 from domain.accounts import ApiKey, ApiKeyId
 from domain.ids import AppId, OwnerId
@@ -53,9 +54,11 @@ def _parser() -> argparse.ArgumentParser:
     keys = commands.add_parser("keys", help="API keys: create, list, revoke").add_subparsers(
         dest="keys_command", required=True
     )
-    create = keys.add_parser("create", help="create a key (for a new account unless --owner or --agent); shown once")
+    create = keys.add_parser("create", help="create a key (for a new account unless --owner or --agent; in single-"
+                             "user mode, for the owner 'local'); shown once")
     create.add_argument("name", help="what the key is for, e.g. a person or a service")
-    create.add_argument("--owner", help="add the key to this existing account instead of a new one")
+    create.add_argument("--owner", help="add the key to this existing account instead of a new one (in single-user "
+                        "mode the default is 'local')")
     create.add_argument("--agent", help="an agent key: bound to this agent, for the agent's owner; it may only "
                         "chat with the agent and reach its end users' conversations")
     listing = keys.add_parser("list", help="list keys: id, owner, name, created, revoked, agent (never the keys)")
@@ -171,7 +174,7 @@ def _with_database(settings: Settings, work: Callable[[Container], Awaitable[T]]
 def _keys(settings: Settings, args: argparse.Namespace) -> int:
     try:
         if args.keys_command == "create":
-            created = _with_database(settings, lambda c: _create_key(c, args))
+            created = _with_database(settings, lambda c: _create_key(c, args, settings.auth.require_keys))
             key = created.key
             # The key goes to stdout once, for the operator to hand on; only its hash is stored.
             print(f"key    {created.raw}\nid     {key.id}\nowner  {key.owner}\nname   {key.name}")
@@ -193,9 +196,12 @@ def _keys(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-async def _create_key(container: Container, args: argparse.Namespace) -> CreatedKey:
+async def _create_key(container: Container, args: argparse.Namespace, require_keys: bool) -> CreatedKey:
     if args.agent is None:
-        return await container.create_api_key()(args.name, args.owner)
+        # In single-user mode every keyless request is `local`: a key for a client that insists on
+        # sending one must reach that same history, not a new, empty account.
+        owner = args.owner if args.owner is not None or require_keys else LOCAL_OWNER
+        return await container.create_api_key()(args.name, owner)
     # An agent key belongs to the agent's owner: the operator names the agent, not the account.
     owner = OwnerId(args.owner) if args.owner is not None else None
     return await container.create_agent_key()(args.name, AppId(args.agent), owner)
@@ -210,7 +216,6 @@ async def _list_keys(container: Container, args: argparse.Namespace) -> list[Api
 
 def _mcp(settings: Settings, owner: str | None) -> int:
     """stdout carries the protocol: everything else, logs included, goes to stderr."""
-    from application.accounts.authenticate import LOCAL_OWNER
     from domain.accounts import check_owner
     from domain.errors import DomainError
     from interfaces.mcp_server import serve_stdio

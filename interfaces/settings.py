@@ -6,6 +6,7 @@ Example: MEMAGENT_MEMORY__BACKEND=redis, MEMAGENT_LLM__API_KEY=sk-...
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -299,6 +300,21 @@ class McpSettings(BaseModel):
         return self
 
 
+def _origin(value: str) -> str:
+    """An origin as a browser sends it (`scheme://host[:port]`, nothing after), or `*` for any."""
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 -- reading it checks it
+    except ValueError:
+        parts = None
+    if value != "*" and (
+        parts is None or parts.scheme not in ("http", "https") or not parts.hostname or parts.username is not None
+        or parts.path or parts.query or parts.fragment
+    ):
+        raise ValueError(f"{value[:80]!r} is not an origin such as https://app.example.com or http://localhost:5173")
+    return value
+
+
 class ServerSettings(BaseModel):
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=1, le=65535)
@@ -310,6 +326,10 @@ class ServerSettings(BaseModel):
     max_completion_body_bytes: int = Field(
         8 * 1024 * 1024, ge=1024,
         description="bytes of a /v1/chat/completions body: OpenAI clients resend the whole history each turn",
+    )
+    cors_origins: list[Annotated[str, AfterValidator(_origin)]] = Field(
+        default_factory=list,
+        description="origins whose pages may call the API from a browser (a JSON list); none: same origin only",
     )
 
 

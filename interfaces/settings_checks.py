@@ -44,8 +44,15 @@ def settings_problem(settings: Settings) -> str | None:
             local_model_problem(settings.embeddings.local_model) if settings.embeddings.backend == "local" else None
         ),
         "MEMAGENT_JOBS__BACKEND": _jobs_problem(settings),
+        "MEMAGENT_SERVER__CORS_ORIGINS": _cors_problem(settings),
     }
     return next((f"{name}: {problem}" for name, problem in checks.items() if problem), None)
+
+
+def _cors_problem(settings: Settings) -> str | None:
+    if settings.auth.require_keys and "*" in settings.server.cors_origins:
+        return "'*' would let any site's page spend its visitors' keys; list the origins of your front ends"
+    return None
 
 
 def _jobs_problem(settings: Settings) -> str | None:

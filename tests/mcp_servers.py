@@ -13,7 +13,6 @@ import asyncio
 import base64
 import json
 import os
-import socket
 import sys
 import threading
 import time
@@ -25,6 +24,8 @@ from mcp.server.mcpserver import Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from tests.service import free_port
 
 # A 1x1 transparent PNG.
 PIXEL = base64.b64decode(
@@ -89,12 +90,6 @@ def build_server(name: str = "fixture") -> MCPServer:
     return server
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def refusing_gateway(app: ASGIApp, tool: str) -> ASGIApp:
     """An ASGI app in front of `app` that answers 403 to every `tools/call` of `tool`, as an
     authorising proxy does, and passes everything else through."""
@@ -142,7 +137,7 @@ def http_mcp_server(name: str = "fixture") -> Iterator[str]:
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
     app = refusing_gateway(app, "secret")
-    port = _free_port()
+    port = free_port()
     # Open SSE streams (a hanging tool's) get a moment to close at shutdown, then are cut.
     config = uvicorn.Config(
         app, host="127.0.0.1", port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=2

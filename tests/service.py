@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -19,10 +20,25 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 
 
+# Each pytest-xdist worker draws ports from its own block, below Linux's ephemeral range (32768 on),
+# so no two workers, and no outgoing connection, can pick the port one is about to bind.
+_PORT_BLOCK = 1000
+_FIRST_PORT = 20000 + _PORT_BLOCK * int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
+_next_ports = itertools.cycle(range(_FIRST_PORT, _FIRST_PORT + _PORT_BLOCK))
+
+
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A port nothing listens on, never the same twice in a row (two servers of one test may both
+    ask before either binds)."""
+    for _ in range(_PORT_BLOCK):
+        port = next(_next_ports)
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in {_FIRST_PORT}-{_FIRST_PORT + _PORT_BLOCK - 1}")
 
 
 @dataclass

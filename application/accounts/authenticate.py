@@ -2,8 +2,9 @@
 
 With keys required, every request must carry `Authorization: Bearer <key>` of an active key.
 In single-user mode (the embedded default, bound to loopback) a request without a key is the
-local owner, but a Bearer key that is sent is still checked and used, so keys can be tried
-locally; a wrong key is refused in both modes.
+local owner, and so is one whose Bearer token is not a memagent key (`sk-anything`, as users of
+vLLM, Ollama and LM Studio type into their clients). A memagent key (`mk_…`) that is sent is still
+checked and used, so keys can be tried locally; a wrong one is refused in both modes.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from application.errors import Forbidden, Unauthorized
-from domain.accounts import ApiKeyId, hash_api_key, looks_like_key
+from domain.accounts import KEY_PREFIX, ApiKeyId, hash_api_key, looks_like_key
 from domain.ids import AppId, OwnerId
 
 if TYPE_CHECKING:
@@ -61,6 +62,8 @@ class Authenticate:
                 raise Unauthorized(f"An API key is required. {HOW_TO_AUTHENTICATE}")
             return Caller(LOCAL_OWNER)
         token = token.strip()
+        if not self._require_keys and not token.startswith(KEY_PREFIX):
+            return Caller(LOCAL_OWNER)  # a placeholder a local client insists on sending, not a key
         # The lookup is by the hash of what was sent, so its timing tells nothing about stored keys.
         if looks_like_key(token):
             key = await self._keys.find_by_hash(hash_api_key(token))

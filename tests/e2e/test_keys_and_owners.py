@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import openai
 import pytest
 
 from interfaces.cli import is_loopback
@@ -289,6 +290,30 @@ def test_single_user_mode_is_the_local_owner_but_checks_a_key_that_is_sent(
         wrong = "mk_" + "z" * 43
         SENT_TOKENS.append(wrong)
         assert_unauthorized(single.get(mine, headers={"Authorization": f"Bearer {wrong}"}))
+
+
+def test_single_user_mode_takes_a_placeholder_key_as_the_local_owner_as_local_servers_do(
+    tmp_path_factory: pytest.TempPathFactory, logs: Path
+) -> None:
+    db_url = f"sqlite+aiosqlite:///{tmp_path_factory.mktemp('local') / 'memagent.db'}"
+    made = memagent(db_url, "keys", "create", "my-laptop", require_keys=False)
+    assert made.returncode == 0, made.stderr
+    fields = dict(line.split(maxsplit=1) for line in made.stdout.splitlines())
+    local_key = Key(fields["key"], fields["id"], fields["owner"])
+    SENT_TOKENS.append(local_key.raw)
+    assert local_key.owner == "local"  # the history of keyless requests, not a new account
+
+    env = {"MEMAGENT_DATABASE__URL": db_url, "MEMAGENT_AUTH__REQUIRE_KEYS": "false"}
+    with running_service(env, logs) as local, httpx.Client(base_url=local.base_url, timeout=30) as single:
+        sdk = openai.OpenAI(base_url=local.base_url + "/v1", api_key="sk-anything")
+        assert [model.id for model in sdk.models.list()] == ["memagent"]
+        reply = sdk.chat.completions.with_raw_response.create(
+            model="memagent", messages=[{"role": "user", "content": "Hello with a placeholder key."}])
+        conversation = reply.headers["x-memagent-conversation-id"]
+        assert reply.parse().choices[0].message.content
+        # The same owner, whichever way it is reached: no key, a placeholder, or its own key.
+        for headers in ({}, {"Authorization": "Bearer sk-anything"}, local_key.headers):
+            assert single.get(f"/api/conversations/{conversation}/messages", headers=headers).status_code == 200
 
 
 @pytest.mark.parametrize(
