@@ -48,8 +48,10 @@ class FollowTask:
             raise NotFound(f"Task {task_id!r} was not found.")
         return info
 
-    async def _has_end(self, task_id: TaskId, after: int) -> bool:
+    async def has_ended(self, task_id: TaskId, after: int) -> bool:
         """Whether the client, having seen up to `after`, has seen (or skipped past) the end."""
+        if after <= 0:
+            return False
         seen = await self._events.read(task_id, after - 1, 0)
         if not seen:  # `after` lies beyond the log: look at the log's own last event
             seen = (await self._events.read(task_id, 0, 0))[-1:]
@@ -73,7 +75,7 @@ class FollowTask:
         While it runs it renews the task's client lease, so the turn knows someone follows it.
         Check ownership with `owned` first.
         """
-        if after > 0 and await self._has_end(task_id, after):
+        if await self.has_ended(task_id, after):
             return  # the client already has the end; following would only ping forever
         grace, keepalive = self._times.client_grace, self._times.keepalive
         beat_every = grace / 3

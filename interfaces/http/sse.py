@@ -25,19 +25,25 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# An EventSource whose connection drops reconnects after this long, with the last id it saw (the
+# first frame says so; browsers otherwise wait about 3 s). Once it has the end, it gets a 204 and stops.
+RECONNECT_AFTER_MS = 1000
+
 
 async def sse_frames(batches: AsyncGenerator[Sequence[LoggedEvent] | None], task_id: str) -> AsyncIterator[bytes]:
     """The frames of each batch of events the follower read together as one chunk, the `done` frame
     with the terminal event's: each chunk is one write to the socket, and a turn that outpaces its
     reader makes fewer, larger writes instead of one per event."""
     done = format_sse_event(event="done", data_str=json.dumps({"task_id": task_id}))
+    retry: int | None = RECONNECT_AFTER_MS
     try:
         async with aclosing(batches) as reading:
             async for batch in reading:
                 if batch is None:
                     yield KEEPALIVE_COMMENT
                     continue
-                frames = b"".join(_frame(logged) for logged in batch)
+                frames = b"".join(_frame(logged, retry if i == 0 else None) for i, logged in enumerate(batch))
+                retry = None
                 if batch[-1].thought.event.is_terminal:
                     yield frames + done
                     return
@@ -49,9 +55,9 @@ async def sse_frames(batches: AsyncGenerator[Sequence[LoggedEvent] | None], task
     yield done
 
 
-def _frame(logged: LoggedEvent) -> bytes:
+def _frame(logged: LoggedEvent, retry: int | None = None) -> bytes:
     data = json.dumps(frame_data(logged.thought), ensure_ascii=False)
-    return format_sse_event(event=logged.thought.event.value, id=str(logged.id), data_str=data)
+    return format_sse_event(event=logged.thought.event.value, id=str(logged.id), data_str=data, retry=retry)
 
 
 def sse_response(batches: AsyncGenerator[Sequence[LoggedEvent] | None], task_id: str) -> EventSourceResponse:

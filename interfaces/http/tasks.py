@@ -43,7 +43,10 @@ def _resume_point(header: str | None, query: str | None) -> int:
     "/api/tasks/{task_id}/events",
     response_model=None,
     response_class=Response,  # no media type of its own: the answer is only text/event-stream
-    responses={200: {"content": SSE_CONTENT, "description": "the task's events as SSE"}},
+    responses={
+        200: {"content": SSE_CONTENT, "description": "the task's events as SSE"},
+        204: {"description": "the client has seen the terminal event already: nothing more will come"},
+    },
 )
 @inject
 async def task_events(
@@ -52,10 +55,13 @@ async def task_events(
     follow: Annotated[FollowTask, Depends(Provide["follow_task"])],
     last_event_id_header: Annotated[EventId | None, Header(alias="Last-Event-ID")] = None,
     last_event_id: Annotated[EventId | None, Query()] = None,
-) -> EventSourceResponse:
-    """Replay a task's events after Last-Event-ID (header or query), then follow it live."""
+) -> EventSourceResponse | Response:
+    """Replay a task's events after Last-Event-ID (header or query), then follow it live. A client
+    that has the terminal event already gets 204, which makes an EventSource stop reconnecting."""
     after = _resume_point(last_event_id_header, last_event_id)
     await follow.owned(TaskId(task_id), viewer)
+    if await follow.has_ended(TaskId(task_id), after):
+        return Response(status_code=204)
     return sse_response(follow.batches(TaskId(task_id), after), task_id)
 
 

@@ -100,8 +100,13 @@ async function followToTheEnd(response, turn, view, signal) {
     }
     await new Promise((done) => setTimeout(done, RETRY_DELAY_MS * turn.cuts));
     response = await events(turn, signal);
-    if (response.status === 404) return end(turn, view, "gone", {});
+    if (over(response)) return end(turn, view, "gone", {});
   }
+}
+
+// 404: the events expired; 204: the end was seen already, nothing more will come.
+function over(response) {
+  return response.status === 404 || response.status === 204;
 }
 
 function events(turn, signal) {
@@ -144,7 +149,7 @@ export async function resume(turn, view, signal) {
   view.onStart(turn);
   view.onDelta(turn.text);
   const response = await events(turn, signal);
-  if (response.status === 404) return end(turn, view, "gone", {});
+  if (over(response)) return end(turn, view, "gone", {});
   await followToTheEnd(response, turn, view, signal);
 }
 

@@ -17,7 +17,6 @@ import pytest
 
 from tests.integration.streaming_helpers import (
     TERMINAL,
-    SSEStream,
     answer_of,
     finished_message,
     long_query,
@@ -170,30 +169,24 @@ def test_a_finished_task_replays_in_full_from_zero(client: httpx.Client) -> None
         assert replay.events[-1] == "done"
 
 
-def test_resuming_after_the_terminal_event_sends_only_done(client: httpx.Client) -> None:
+def test_resuming_at_or_past_the_terminal_event_is_204_so_an_eventsource_stops(client: httpx.Client) -> None:
     with open_chat(client, "short") as original:
         original.rest()
-    with open_events(client, original.first_data()["task_id"], original.last_id) as replay:
-        replay.rest(limit=5)
-    assert replay.events == ["done"]
+    task_id = original.first_data()["task_id"]
+    for seen in (original.last_id, original.last_id + 5):
+        answer = client.get(f"/api/tasks/{task_id}/events", headers={"Last-Event-ID": str(seen)})
+        assert (answer.status_code, answer.content) == (204, b"")
+    with open_events(client, task_id, original.last_id - 1) as before_the_end:
+        before_the_end.rest(limit=5)
+    assert before_the_end.events == ["agent_end", "done"]
 
 
-def test_a_last_event_id_past_the_end_of_a_finished_task_does_not_stream_pings_forever(
-    client: httpx.Client,
-) -> None:
-    with open_chat(client, "short again") as original:
-        original.rest()
-    task_id, past_the_end = original.first_data()["task_id"], original.last_id + 5
-    headers = {"Last-Event-ID": str(past_the_end)}
-    with client.stream("GET", f"/api/tasks/{task_id}/events", headers=headers) as response:
-        if response.status_code != 200:  # refusing the id is fine too, as a JSON error
-            response.read()
-            assert 400 <= response.status_code < 500
-            assert set(response.json()) == {"code", "message"}
-            return
-        beyond = SSEStream(response)
-        beyond.until_event("done", limit=KEEPALIVE * 10)  # today: `: ping` every KEEPALIVE, for ever
-    assert beyond.logged == []
+def test_the_first_frame_tells_an_eventsource_when_to_reconnect(client: httpx.Client) -> None:
+    with client.stream("POST", "/api/chat", json={"query": "retry hint", "stream": True}) as response:
+        body = response.read().decode()
+    first, rest = body.split("\n\n", 1)
+    assert "retry: 1000" in first.splitlines()
+    assert "\nretry:" not in "\n" + rest  # once is enough
 
 
 def assert_malformed(response: httpx.Response) -> None:
