@@ -21,6 +21,7 @@ from interfaces.http import (
     follow_ups,
     health,
     history,
+    mcp_metadata,
     memory,
     messages,
     metrics,
@@ -35,6 +36,7 @@ from interfaces.http.body_limit import BodyLimit, BodyLimits
 from interfaces.http.cors import allow_origins
 from interfaces.http.errors import install_error_handlers
 from interfaces.http.key_gate import KeyGate
+from interfaces.http.mcp_path import MCP_PATH, McpPath
 from interfaces.http.openapi import install_openapi
 from interfaces.http.stream_gauge import StreamGauge
 from interfaces.http.trace_context import TraceContext
@@ -111,7 +113,9 @@ def create_app(settings: Settings | None = None, container: Container | None = N
                    tools, conversation_usage):
         app.include_router(module.router)
     if mcp is not None:
-        app.mount("/mcp", mcp_http_app(mcp, container, loopback_only=not settings.auth.require_keys))
+        app.mount(MCP_PATH, mcp_http_app(mcp, container, loopback_only=not settings.auth.require_keys))
+        app.add_middleware(McpPath)
+        app.include_router(mcp_metadata.router)
     install_error_handlers(app)
     install_openapi(app, keys_required=settings.auth.require_keys)
     # Outermost first: the key, then the body's size, are checked before anything reads the body.

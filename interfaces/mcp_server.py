@@ -28,6 +28,9 @@ from typing import TYPE_CHECKING, Any
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS, GetPromptResult, InputRequiredResult
+from starlette.requests import Request
 
 from application.chat_turn.aggregate_turn import aggregate
 from application.chat_turn.turn import ChatRequest
@@ -39,6 +42,7 @@ from domain.ids import AppId, ConversationId, EndUserId, OwnerId
 from domain.user_memory import FactHolder
 from domain.viewers import ACCOUNT_ITSELF, Viewer, check_end_user
 from interfaces.http.errors import policy_response
+from interfaces.http.mcp_metadata import resource_metadata_url
 from interfaces.http.schemas import turn_result_data
 from interfaces.http.user_memory import hit_data, memory_data
 from interfaces.lifecycle import start_backends, stop_backends
@@ -66,9 +70,20 @@ def _turn_data(message: Message) -> dict[str, Any]:
             "created_at": message.created_at.isoformat()}
 
 
+class _ToolsOnly(MCPServer):
+    """memagent serves tools, no prompts: asking for one is the client's mistake, answered as JSON-RPC
+    invalid params (-32602, as the MCP spec names it) rather than as a server error logged with its
+    traceback, which any client could repeat to fill the log."""
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, Any] | None = None, context: Context | None = None
+    ) -> GetPromptResult | InputRequiredResult:
+        raise MCPError(INVALID_PARAMS, f"Unknown prompt: {name[:100]}")
+
+
 def build_mcp_server(container: Container, owner_of: OwnerOf) -> MCPServer:
     """A fresh server (the SDK's session manager runs once per instance) over the container's use cases."""
-    server = MCPServer("memagent", instructions=INSTRUCTIONS, version="0.1.0", log_level="WARNING")
+    server = _ToolsOnly("memagent", instructions=INSTRUCTIONS, version="0.1.0", log_level="WARNING")
 
     async def caller(ctx: Context) -> tuple[OwnerId, str | None]:
         with _tool_errors():
@@ -272,7 +287,11 @@ class _Authenticated:
             try:
                 (await self._container.authenticate()(authorization)).account("use the MCP server")
             except ApplicationError as failure:
-                await policy_response(failure)(scope, receive, send)  # the HTTP API's own answer
+                refusal = policy_response(failure)  # the HTTP API's own answer
+                if refusal.status_code == 401:  # RFC 9728: where an MCP client learns how to authenticate
+                    where = resource_metadata_url(Request(scope))
+                    refusal.headers["WWW-Authenticate"] = f'Bearer resource_metadata="{where}"'
+                await refusal(scope, receive, send)
                 return
         await self._app(scope, receive, send)
 

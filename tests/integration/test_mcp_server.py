@@ -3,6 +3,7 @@ stdio, and the Streamable HTTP endpoint of the running service (API keys require
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -135,8 +136,14 @@ def test_the_http_endpoint_refuses_a_request_without_a_valid_key(keyed: tuple[Se
         response = httpx.post(f"{service.base_url}/mcp/", headers=headers, timeout=10,
                               json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}})
         assert response.status_code == 401
-        assert response.headers["www-authenticate"] == "Bearer"
+        metadata_url = f"{service.base_url}/.well-known/oauth-protected-resource/mcp"
+        assert response.headers["www-authenticate"] == f'Bearer resource_metadata="{metadata_url}"'
         assert response.json()["code"] == "unauthorized"
+    metadata = httpx.get(metadata_url, timeout=10)  # open, as RFC 9728 wants: a client without a key reads it
+    assert metadata.status_code == 200
+    assert metadata.json()["resource"] == f"{service.base_url}/mcp"
+    assert metadata.json()["bearer_methods_supported"] == ["header"]
+    assert "memagent keys create" in metadata.json()["memagent_how_to_authenticate"]
 
 
 async def test_the_http_endpoint_acts_for_the_keys_owner(keyed: tuple[Service, Key, Key]) -> None:
@@ -173,3 +180,38 @@ async def test_the_http_endpoint_acts_for_the_keys_owner(keyed: tuple[Service, K
             assert "not_found" in text_of(refused)
     assert alice.raw not in service.log()
     assert bob.raw not in service.log()
+
+
+def rpc(service: Service, key: Key, path: str, method: str, params: dict[str, Any]) -> httpx.Response:
+    """One JSON-RPC request to the stateless endpoint, as a client without a session sends it."""
+    headers = {"Authorization": f"Bearer {key.raw}", "Accept": "application/json, text/event-stream",
+               "MCP-Protocol-Version": "2025-11-25"}
+    body = {"jsonrpc": "2.0", "id": 7, "method": method, "params": params}
+    return httpx.post(f"{service.base_url}{path}", headers=headers, json=body, timeout=10, follow_redirects=False)
+
+
+def rpc_answer(response: httpx.Response) -> dict[str, Any]:
+    assert response.status_code == 200, response.text
+    if response.headers["content-type"].startswith("text/event-stream"):
+        data = [line.removeprefix("data:").strip() for line in response.text.splitlines() if line.startswith("data:")]
+        return dict(json.loads(data[-1]))
+    return dict(response.json())
+
+
+INITIALIZE = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}
+
+
+@pytest.mark.parametrize("path", ["/mcp", "/mcp/"])
+def test_the_http_endpoint_answers_with_and_without_the_slash(keyed: tuple[Service, Key, Key], path: str) -> None:
+    service, alice, _ = keyed
+    answer = rpc_answer(rpc(service, alice, path, "initialize", INITIALIZE))
+    assert answer["result"]["serverInfo"]["name"] == "memagent"
+
+
+def test_an_unknown_prompt_is_invalid_params_and_logs_no_traceback(keyed: tuple[Service, Key, Key]) -> None:
+    service, alice, _ = keyed
+    for _ in range(3):
+        answer = rpc_answer(rpc(service, alice, "/mcp", "prompts/get", {"name": "no-such-prompt"}))
+        assert answer["error"]["code"] == -32602
+        assert "no-such-prompt" in answer["error"]["message"]
+    assert "Traceback" not in service.log()
