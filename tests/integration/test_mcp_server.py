@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import httpx2
 import pytest
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, TextContent
 
@@ -215,3 +215,18 @@ def test_an_unknown_prompt_is_invalid_params_and_logs_no_traceback(keyed: tuple[
         assert answer["error"]["code"] == -32602
         assert "no-such-prompt" in answer["error"]["message"]
     assert "Traceback" not in service.log()
+
+
+@pytest.mark.parametrize(("mode", "revision"), [("legacy", "2025-11-25"), ("2026-07-28", "2026-07-28"),
+                                                ("auto", "2026-07-28")])
+async def test_both_protocol_revisions_are_served_on_one_endpoint(
+    keyed: tuple[Service, Key, Key], mode: str, revision: str
+) -> None:
+    """The initialize handshake of 2025-11-25, and the stateless 2026-07-28 revision (no handshake,
+    `server/discover` when the client probes), with the same key and tools."""
+    service, alice, _ = keyed
+    http, url = session_for(service, alice)
+    async with http, Client(streamable_http_client(url, http_client=http), mode=mode) as client:
+        assert {t.name for t in (await client.list_tools()).tools} == {"chat", "get_memory", "search_memory"}
+        assert data(await client.call_tool("chat", {"query": f"Hello at {revision}."}))["status"] == "normal"
+        assert client.session.protocol_version == revision
