@@ -41,6 +41,7 @@ class EntryPoint(enum.StrEnum):
     API = "api"
     MCP = "mcp"
     OPENAI = "openai"  # /v1/chat/completions
+    A2A = "a2a"  # /a2a/{agent}: an A2A task
 
 
 class AgentConflict(DomainError):

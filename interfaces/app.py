@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
 
+from interfaces.a2a.routes import a2a_routes
 from interfaces.container import Container
 from interfaces.http import (
     agent_keys,
@@ -87,6 +88,7 @@ def create_app(settings: Settings | None = None, container: Container | None = N
     container = container or build_container(settings)
     # memagent's own MCP endpoint; a fresh server per app, since its session manager runs only once.
     mcp = build_mcp_server(container, bearer_owner(container)) if settings.mcp.endpoint else None
+    a2a, a2a_handler = a2a_routes(container, settings.a2a.max_tasks) if settings.a2a.enabled else ([], None)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -102,6 +104,8 @@ def create_app(settings: Settings | None = None, container: Container | None = N
                     yield
         finally:
             try:
+                if a2a_handler is not None:
+                    await a2a_handler.aclose()  # its running tasks, before the backends they use
                 await stop_backends(container)
             finally:
                 await container.tool_servers().close()
@@ -112,6 +116,7 @@ def create_app(settings: Settings | None = None, container: Container | None = N
                    agent_parameters, agent_stats, conversations, messages, user_memory, openai_api, web, metrics,
                    tools, conversation_usage):
         app.include_router(module.router)
+    app.router.routes.extend(a2a)
     if mcp is not None:
         app.mount(MCP_PATH, mcp_http_app(mcp, container, loopback_only=not settings.auth.require_keys))
         app.add_middleware(McpPath)

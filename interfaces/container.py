@@ -20,6 +20,7 @@ from application.agents.cached_agent_store import CachedAgentStore
 from application.background_jobs import JobRoutes
 from application.chat_turn.agent_loop import AgentLoop
 from application.chat_turn.complete_chat import CompleteChat
+from application.chat_turn.context_conversation import ContextConversation
 from application.chat_turn.launch_turn import LaunchTurn
 from application.chat_turn.preparing_gate import PreparingGate
 from application.chat_turn.regenerate_answer import RegenerateAnswer
@@ -308,6 +309,7 @@ class Container(containers.DeclarativeContainer):
     stop_task = providers.Singleton(StopTask, tasks=task_control, store=message_store)
     stop_message = providers.Singleton(StopMessage, store=message_store, stop=stop_task)
     complete_chat = providers.Singleton(CompleteChat, models=agents.list_models, store=message_store, start=start_turn)
+    context_conversation = providers.Singleton(ContextConversation, store=message_store, ids=ids)
     read_history = providers.Singleton(ReadHistory, store=message_store)
     regenerate_answer = providers.Singleton(RegenerateAnswer, store=message_store, start=start_turn)
     conversations = providers.Container(

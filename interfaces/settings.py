@@ -412,6 +412,14 @@ class RetentionSettings(BaseModel):
     batch_pause: float = Field(0.05, ge=0, description="seconds between two batches, so that turns are not starved")
 
 
+class A2ASettings(BaseModel):
+    """Every published agent as an A2A server at /a2a/{agent} (`enabled`). `max_tasks`: the A2A tasks
+    this process keeps for `tasks/get` (the oldest are forgotten first; their turns stay stored)."""
+
+    enabled: bool = True
+    max_tasks: int = Field(10_000, ge=1)
+
+
 class Settings(BaseSettings):
     # Errors never quote a value: one may be a key (MEMAGENT_LLM__API_KEY, a key put in MEMAGENT_MODELS).
     model_config = SettingsConfigDict(
@@ -442,5 +450,6 @@ class Settings(BaseSettings):
     embeddings: EmbeddingsSettings = EmbeddingsSettings()
     knowledge: KnowledgeSettings = KnowledgeSettings()
     mcp: McpSettings = McpSettings()
+    a2a: A2ASettings = A2ASettings()
     tokenizer_encoding: str = "cl100k_base"
 

@@ -152,7 +152,7 @@ class StartChatTurn:
             return None
         now = self._clock.now()
         conversation = Conversation(
-            id=ConversationId(self._ids.new_id()), app_id=agent_id, owner=request.owner,
+            id=request.new_conversation_id or ConversationId(self._ids.new_id()), app_id=agent_id, owner=request.owner,
             created_at=now, updated_at=now, is_debug=request.entry is EntryPoint.DEBUGGER, end_user=speaker,
             history_prefix=request.history_prefix,
         )

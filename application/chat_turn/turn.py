@@ -32,6 +32,9 @@ class ChatRequest:
     model_params: ModelParams | None = None
     system: str = ""
     history_prefix: str = ""  # a new conversation's: the fingerprint of the history its client brought
+    # The id a new conversation takes (conversation_id None), made by memagent before the turn for an
+    # entry point that must name it first (A2A's contextId, application/chat_turn/context_conversation.py).
+    new_conversation_id: ConversationId | None = None
     key_id: str | None = None  # the API key's id, whose rate limits the turn counts under (None: no key)
 
     @property

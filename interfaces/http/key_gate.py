@@ -1,4 +1,4 @@
-"""Refuses a request to `/api/` or `/v1/` without a valid key before any of its body is read.
+"""Refuses a request to `/api/`, `/v1/` or `/a2a/` without a valid key before any of its body is read.
 
 FastAPI reads and parses a route's body before it solves the route's dependencies, so the key is
 checked here, in a pure ASGI middleware, from the headers alone: a client without a key cannot
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from application.accounts.authenticate import Authenticate
 
 CALLER_STATE = "caller"  # the key of the authenticated caller in the ASGI scope's `state`
-GUARDED_PREFIXES = ("/api/", "/v1/")
+GUARDED_PREFIXES = ("/api/", "/v1/", "/a2a/")
 
 
 def header(scope: Scope, name: bytes) -> str | None:
@@ -31,7 +31,7 @@ def header(scope: Scope, name: bytes) -> str | None:
 
 
 class KeyGate:
-    """Authenticates every HTTP request under `/api/` and `/v1/` from its `Authorization` header."""
+    """Authenticates every HTTP request under `/api/`, `/v1/` and `/a2a/` from its `Authorization` header."""
 
     def __init__(self, app: ASGIApp, authenticate: Callable[[], Authenticate]) -> None:
         self._app = app
