@@ -60,6 +60,28 @@ class Service:
                 self.process.wait()
 
 
+@dataclass(frozen=True)
+class AccountKey:
+    raw: str
+    owner: str
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.raw}"}
+
+
+def create_account_key(db_url: str, name: str) -> AccountKey:
+    """`memagent keys create NAME` with keys required, as an operator runs it: a new account's key."""
+    done = subprocess.run(
+        [sys.executable, "-m", "interfaces.cli", "keys", "create", name], cwd=ROOT, capture_output=True, text=True,
+        timeout=60, check=False,
+        env=service_env({"MEMAGENT_DATABASE__URL": db_url, "MEMAGENT_AUTH__REQUIRE_KEYS": "true"}),
+    )
+    assert done.returncode == 0, done.stderr
+    fields = dict(line.split(maxsplit=1) for line in done.stdout.splitlines())
+    return AccountKey(fields["key"], fields["owner"])
+
+
 def service_env(extra: Mapping[str, str]) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMAGENT_")}
     return env | dict(extra)

@@ -4,15 +4,13 @@ restart with the dataset on the agent, and a turn whose `dataset_retrieval` step
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.service import ROOT, running_service, service_env
+from tests.service import create_account_key, running_service
 
 HANDBOOK = """# Staff handbook
 
@@ -28,22 +26,11 @@ The canteen on the ground floor serves lunch from noon to two.
 MAX_BYTES = 4096
 
 
-def create_key(db_url: str, name: str) -> dict[str, str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "interfaces.cli", "keys", "create", name], cwd=ROOT, capture_output=True, text=True,
-        timeout=60, check=False,
-        env=service_env({"MEMAGENT_DATABASE__URL": db_url, "MEMAGENT_AUTH__REQUIRE_KEYS": "true"}),
-    )
-    assert done.returncode == 0, done.stderr
-    fields = dict(line.split(maxsplit=1) for line in done.stdout.splitlines())
-    return {"Authorization": f"Bearer {fields['key']}"}
-
-
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, dict[str, str], dict[str, str]]:
     folder = tmp_path_factory.mktemp("datasets")
     db_url = f"sqlite+aiosqlite:///{folder / 'memagent.db'}"
-    return folder, db_url, create_key(db_url, "alice"), create_key(db_url, "bob")
+    return folder, db_url, create_account_key(db_url, "alice").headers, create_account_key(db_url, "bob").headers
 
 
 def env(db_url: str, **extra: str) -> dict[str, str]:

@@ -10,8 +10,6 @@ neither the agent nor the task.
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -24,7 +22,7 @@ from a2a.helpers import get_artifact_text, get_stream_response_text, new_text_me
 from a2a.types import AgentCard, CancelTaskRequest, GetTaskRequest, Role, SendMessageRequest, TaskState
 from a2a.utils.constants import TransportProtocol
 
-from tests.service import ROOT, Service, running_service, service_env
+from tests.service import AccountKey, Service, create_account_key, running_service
 
 pytestmark = pytest.mark.integration
 
@@ -35,31 +33,10 @@ LONG = "Please repeat " + " ".join(f"word{i}" for i in range(120))  # about 6 s 
 
 
 @dataclass(frozen=True)
-class Key:
-    raw: str
-    owner: str
-
-    @property
-    def headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.raw}"}
-
-
-def create_key(db_url: str, name: str) -> Key:
-    done = subprocess.run(
-        [sys.executable, "-m", "interfaces.cli", "keys", "create", name], cwd=ROOT, capture_output=True, text=True,
-        timeout=60, check=False,
-        env=service_env({"MEMAGENT_DATABASE__URL": db_url, "MEMAGENT_AUTH__REQUIRE_KEYS": "true"}),
-    )
-    assert done.returncode == 0, done.stderr
-    fields = dict(line.split(maxsplit=1) for line in done.stdout.splitlines())
-    return Key(fields["key"], fields["owner"])
-
-
-@dataclass(frozen=True)
 class World:
     service: Service
-    alice: Key
-    bob: Key
+    alice: AccountKey
+    bob: AccountKey
 
     def url(self, agent: str = AGENT) -> str:
         return f"{self.service.base_url}/a2a/{agent}"
@@ -69,7 +46,7 @@ class World:
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     folder = tmp_path_factory.mktemp("a2a")
     db_url = f"sqlite+aiosqlite:///{folder / 'memagent.db'}"
-    alice, bob = create_key(db_url, "alice"), create_key(db_url, "bob")
+    alice, bob = create_account_key(db_url, "alice"), create_account_key(db_url, "bob")
     env = {"MEMAGENT_DATABASE__URL": db_url, "MEMAGENT_AUTH__REQUIRE_KEYS": "true",
            "MEMAGENT_LLM__SCRIPTED_CHUNK_DELAY": CHUNK_DELAY}
     with running_service(env, folder) as service:

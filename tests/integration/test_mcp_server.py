@@ -7,7 +7,6 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, TextContent
 
-from tests.service import ROOT, Service, running_service, service_env
+from tests.service import ROOT, AccountKey, Service, create_account_key, running_service, service_env
 
 pytestmark = pytest.mark.integration
 
@@ -99,28 +98,14 @@ def test_an_invalid_owner_is_refused_before_serving(tmp_path: Path) -> None:
     assert done.stdout == ""
 
 
-@dataclass(frozen=True)
-class Key:
-    raw: str
-    owner: str
-
-
-def create_key(db_url: str, name: str) -> Key:
-    done = subprocess.run(
-        [sys.executable, "-m", "interfaces.cli", "keys", "create", name], cwd=ROOT, capture_output=True, text=True,
-        timeout=60, check=False,
-        env=service_env({"MEMAGENT_DATABASE__URL": db_url, "MEMAGENT_AUTH__REQUIRE_KEYS": "true"}),
-    )
-    assert done.returncode == 0, done.stderr
-    fields = dict(line.split(maxsplit=1) for line in done.stdout.splitlines())
-    return Key(fields["key"], fields["owner"])
+Key = AccountKey  # an account key, as `memagent keys create` makes it
 
 
 @pytest.fixture(scope="module")
 def keyed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Service, Key, Key]]:
     folder = tmp_path_factory.mktemp("mcp-http")
     db_url = f"sqlite+aiosqlite:///{folder / 'memagent.db'}"
-    alice, bob = create_key(db_url, "alice"), create_key(db_url, "bob")
+    alice, bob = create_account_key(db_url, "alice"), create_account_key(db_url, "bob")
     env = {"MEMAGENT_DATABASE__URL": db_url, "MEMAGENT_AUTH__REQUIRE_KEYS": "true"}
     with running_service(env, folder) as service:
         yield service, alice, bob
