@@ -82,8 +82,13 @@ def create_account_key(db_url: str, name: str) -> AccountKey:
     return AccountKey(fields["key"], fields["owner"])
 
 
+# pytest-xdist's workers set COLUMNS=80 and LINES=24, which a program's terminal library takes over
+# the size of the terminal it really runs in (a test's pseudo-terminal).
+NOT_PASSED_ON = ("COLUMNS", "LINES")
+
+
 def service_env(extra: Mapping[str, str]) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMAGENT_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMAGENT_") and k not in NOT_PASSED_ON}
     return env | dict(extra)
 
 

@@ -59,6 +59,7 @@ AGENT_KEY_ROUTES = frozenset({
     ("GET", "/"),  # the chat page and its static files (interfaces/http/web.py): public
     ("GET", "/web/{}"),
     ("GET", "/builder"),  # the builder page: public like the chat page; its API calls need an account key
+    ("GET", "/.well-known/oauth-protected-resource/mcp"),  # RFC 9728 metadata: public, says how to get a key
 })
 
 
