@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
 
-from interfaces.a2a.routes import a2a_routes
-from interfaces.container import Container
+from interfaces.a2a.routes import A2ARoutes
 from interfaces.http import (
     agent_keys,
     agent_parameters,
@@ -49,46 +49,24 @@ from interfaces.lifecycle import (
     start_backends,
     stop_backends,
 )
-from interfaces.mcp_server import bearer_owner, build_mcp_server, mcp_http_app, mcp_sessions
+from interfaces.mcp_endpoint import McpEndpoint
 from interfaces.settings import Settings
+from interfaces.wiring import build_container
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
+    from interfaces.container import Container
+
 log = logging.getLogger(__name__)
-
-
-def build_container(settings: Settings) -> Container:
-    container = Container()
-    container.config.from_dict(plain_settings(settings))
-    return container
-
-
-def plain_settings(settings: Settings) -> dict[str, object]:
-    """Settings as plain values for the container; secrets are unwrapped only here."""
-    return settings.model_dump(mode="python") | {
-        "redis": {**settings.redis.model_dump(), "url": settings.redis.url.get_secret_value()},
-        "llm": {
-            **settings.llm.model_dump(),
-            "api_key": settings.llm.api_key.get_secret_value() if settings.llm.api_key else None,
-        },
-        "embeddings": {
-            **settings.embeddings.model_dump(),
-            "api_key": settings.embeddings.api_key.get_secret_value() if settings.embeddings.api_key else None,
-        },
-        "metrics": {
-            **settings.metrics.model_dump(),
-            "token": settings.metrics.token.get_secret_value() if settings.metrics.token else None,
-        },
-    }
 
 
 def create_app(settings: Settings | None = None, container: Container | None = None) -> FastAPI:
     settings = settings or Settings()
     container = container or build_container(settings)
-    # memagent's own MCP endpoint; a fresh server per app, since its session manager runs only once.
-    mcp = build_mcp_server(container, bearer_owner(container)) if settings.mcp.endpoint else None
-    a2a, a2a_handler = a2a_routes(container, settings.a2a.max_tasks) if settings.a2a.enabled else ([], None)
+    # memagent's own MCP endpoint (built with its first request) and A2A servers (the SDK loaded likewise).
+    mcp = McpEndpoint(container, loopback_only=not settings.auth.require_keys) if settings.mcp.endpoint else None
+    a2a = A2ARoutes(container, settings.a2a.max_tasks) if settings.a2a.enabled else None
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -97,15 +75,16 @@ def create_app(settings: Settings | None = None, container: Container | None = N
             # MCP servers whose tools agents use: a server that cannot start is logged, not fatal.
             await container.tool_servers().start()
             async with (
-                stale_turn_sweeper(container, settings), metrics_reporting(container, settings), mcp_sessions(mcp),
+                stale_turn_sweeper(container, settings), metrics_reporting(container, settings),
+                mcp.running() if mcp is not None else contextlib.nullcontext(),
                 retention_pruner(container, settings),
             ):
                 with frozen_startup_heap():
                     yield
         finally:
             try:
-                if a2a_handler is not None:
-                    await a2a_handler.aclose()  # its running tasks, before the backends they use
+                if a2a is not None:
+                    await a2a.aclose()  # its running tasks, before the backends they use
                 await stop_backends(container)
             finally:
                 await container.tool_servers().close()
@@ -116,9 +95,10 @@ def create_app(settings: Settings | None = None, container: Container | None = N
                    agent_parameters, agent_stats, conversations, messages, user_memory, openai_api, web, metrics,
                    tools, conversation_usage):
         app.include_router(module.router)
-    app.router.routes.extend(a2a)
+    if a2a is not None:
+        app.router.routes.extend(a2a.routes)
     if mcp is not None:
-        app.mount(MCP_PATH, mcp_http_app(mcp, container, loopback_only=not settings.auth.require_keys))
+        app.mount(MCP_PATH, mcp)
         app.add_middleware(McpPath)
         app.include_router(mcp_metadata.router)
     install_error_handlers(app)

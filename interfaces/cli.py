@@ -20,7 +20,6 @@ from domain.ids import AppId, OwnerId
 from infrastructure.logs.log_format import TEXT_FORMAT
 from infrastructure.models.scripted_model import HOW_TO_CONFIGURE
 from infrastructure.persistence.migrate import run_migrations
-from interfaces.app import build_container, create_app
 from interfaces.cli_agents import add_agents_commands, run_agents_command
 from interfaces.cli_chat import add_chat_command, run_chat
 from interfaces.cli_prune import add_prune_command, run_prune
@@ -31,6 +30,7 @@ from interfaces.serve_workers import WORKER_APP, shared_metrics_folder, workers_
 from interfaces.settings import Settings
 from interfaces.settings_checks import settings_problem
 from interfaces.settings_errors import invalid_settings_line
+from interfaces.wiring import build_container
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -134,6 +134,9 @@ def _serve(settings: Settings, host: str | None, port: int | None, workers: int)
 
 def _run_uvicorn(settings: Settings, host: str, port: int, workers: int) -> None:
     import uvicorn
+
+    # Only `serve` imports the web app (its routes, the MCP and A2A SDKs): the other commands start faster.
+    from interfaces.app import create_app
 
     # log_config=None: uvicorn's loggers go through memagent's handler: one format, secrets masked.
     if workers == 1:

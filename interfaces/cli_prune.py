@@ -8,8 +8,8 @@ import sys
 from typing import TYPE_CHECKING
 
 from application.errors import ApplicationError
-from interfaces.app import build_container
 from interfaces.lifecycle import uses_redis
+from interfaces.wiring import build_container
 
 if TYPE_CHECKING:
     import argparse

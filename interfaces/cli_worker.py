@@ -14,9 +14,9 @@ import sys
 from typing import TYPE_CHECKING
 
 from application.errors import ApplicationError
-from interfaces.app import build_container
 from interfaces.lifecycle import start_backends, stop_backends
 from interfaces.log_setup import configure_job_logging
+from interfaces.wiring import build_container
 
 if TYPE_CHECKING:
     import argparse

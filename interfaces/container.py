@@ -85,7 +85,7 @@ from infrastructure.runtime.tiktoken_tokenizer import TiktokenTokenizer
 from infrastructure.tools.builtin import builtin_tools
 from infrastructure.tools.composite import CompositeToolBox
 from infrastructure.tools.mcp_client import McpServers
-from infrastructure.tools.mcp_transport import server_configs
+from infrastructure.tools.mcp_config import server_configs
 from infrastructure.tracing.setup import service_tracer
 from infrastructure.tracing.traced_chat_model import TracedChatModels, TracedEmbedder
 from interfaces.agents_container import AgentsContainer

@@ -30,7 +30,6 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, GetPromptResult, InputRequiredResult
-from starlette.requests import Request
 
 from application.chat_turn.aggregate_turn import aggregate
 from application.chat_turn.turn import ChatRequest
@@ -41,14 +40,12 @@ from domain.errors import DomainError
 from domain.ids import AppId, ConversationId, EndUserId, OwnerId
 from domain.user_memory import FactHolder
 from domain.viewers import ACCOUNT_ITSELF, Viewer, check_end_user
-from interfaces.http.errors import policy_response
-from interfaces.http.mcp_metadata import resource_metadata_url
 from interfaces.http.schemas import turn_result_data
 from interfaces.http.user_memory import hit_data, memory_data
 from interfaces.lifecycle import start_backends, stop_backends
 
 if TYPE_CHECKING:
-    from starlette.types import ASGIApp, Receive, Scope, Send
+    from starlette.types import ASGIApp
 
     from domain.conversation import Message
     from interfaces.container import Container
@@ -272,32 +269,8 @@ def bearer_owner(container: Container) -> OwnerOf:
     return owner_of
 
 
-class _Authenticated:
-    """Refuses an HTTP request the API would refuse (401 JSON) before the MCP layer sees it."""
-
-    def __init__(self, app: ASGIApp, container: Container) -> None:
-        self._app = app
-        self._container = container
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            authorization = next(
-                (v.decode("latin-1") for k, v in scope.get("headers", []) if k.lower() == b"authorization"), None
-            )
-            try:
-                (await self._container.authenticate()(authorization)).account("use the MCP server")
-            except ApplicationError as failure:
-                refusal = policy_response(failure)  # the HTTP API's own answer
-                if refusal.status_code == 401:  # RFC 9728: where an MCP client learns how to authenticate
-                    where = resource_metadata_url(Request(scope))
-                    refusal.headers["WWW-Authenticate"] = f'Bearer resource_metadata="{where}"'
-                await refusal(scope, receive, send)
-                return
-        await self._app(scope, receive, send)
-
-
-def mcp_http_app(server: MCPServer, container: Container, *, loopback_only: bool) -> ASGIApp:
-    """The Streamable HTTP endpoint, to mount at `/mcp` (it serves `/mcp/`).
+def mcp_http_app(server: MCPServer, *, loopback_only: bool) -> ASGIApp:
+    """The Streamable HTTP endpoint, to mount at `/mcp` (it serves `/mcp/`); mcp_endpoint.py runs it.
 
     `loopback_only` (single-user mode, where a request without a key is the local owner): only
     requests whose Host is 127.0.0.1, localhost or [::1] are served, so that a web page cannot
@@ -314,14 +287,7 @@ def mcp_http_app(server: MCPServer, container: Container, *, loopback_only: bool
         security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     # Stateless: no session lives in one worker, so any of several API workers answers any call (the
     # tools keep no server-to-client state).
-    app = server.streamable_http_app(streamable_http_path="/", transport_security=security, stateless_http=True)
-    return _Authenticated(app, container)
-
-
-def mcp_sessions(server: MCPServer | None) -> contextlib.AbstractAsyncContextManager[None]:
-    """The Streamable HTTP session manager, for the app's lifespan (Starlette does not run a mounted
-    app's own lifespan); nothing when the endpoint is off."""
-    return server.session_manager.run() if server is not None else contextlib.nullcontext()
+    return server.streamable_http_app(streamable_http_path="/", transport_security=security, stateless_http=True)
 
 
 async def serve_stdio(container: Container, settings: Settings, owner: OwnerId) -> None:

@@ -24,7 +24,6 @@ from prometheus_client import multiprocess
 
 from infrastructure.metrics.prometheus_metrics import MULTIPROCESS_DIR
 from infrastructure.persistence.urls import is_sqlite, normalise_url
-from interfaces.app import create_app
 from interfaces.log_setup import configure_job_logging, configure_logging
 from interfaces.settings import Settings
 
@@ -87,4 +86,6 @@ def worker_app() -> FastAPI:
     settings = Settings()
     configure_logging(settings, logging.INFO)
     configure_job_logging(settings)
+    from interfaces.app import create_app  # the web app's routes and protocols: only where it serves
+
     return create_app(settings)

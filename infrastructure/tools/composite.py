@@ -18,11 +18,12 @@ from application.errors import ToolCallFailed
 from application.ports.tools import NamedTool, ServerTools, ToolBox, ToolCatalog, ToolCatalogue
 from domain.tools import ToolCall, ToolFailure, ToolSpec
 from infrastructure.tools.mcp_client import McpServers
-from infrastructure.tools.mcp_session import McpServer, ServerState
+from infrastructure.tools.mcp_config import ServerState
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    from infrastructure.tools.mcp_session import McpServer
     from infrastructure.tools.registry import ToolRegistry
 
 _NOT_IN_A_NAME = re.compile(r"[^A-Za-z0-9_\-]")

@@ -16,13 +16,14 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING, Any, TextIO
 
-from infrastructure.tools.mcp_session import McpServer, ServerState
+from infrastructure.tools.mcp_config import ServerState
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from application.ports.tool_servers import ToolServerStatus
-    from infrastructure.tools.mcp_transport import McpServerConfig
+    from infrastructure.tools.mcp_config import McpServerConfig
+    from infrastructure.tools.mcp_session import McpServer
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +34,11 @@ class McpServers:
     def __init__(
         self, configs: Sequence[McpServerConfig], retry_interval: float = 30.0, errlog: TextIO | None = None
     ) -> None:
-        self._servers = {config.name: McpServer(config, errlog) for config in configs}
+        self._servers: dict[str, McpServer] = {}
+        if configs:  # the SDK is imported only by a process that has MCP servers to reach
+            from infrastructure.tools.mcp_session import McpServer
+
+            self._servers = {config.name: McpServer(config, errlog) for config in configs}
         self._retry_interval = retry_interval
         self._retrying: asyncio.Task[None] | None = None
 

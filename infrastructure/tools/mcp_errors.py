@@ -8,7 +8,7 @@ from mcp import MCPError
 from mcp.types import CONNECTION_CLOSED
 
 from infrastructure.errors import StartFailed
-from infrastructure.tools.mcp_transport import McpServerConfig, Transport
+from infrastructure.tools.mcp_config import McpServerConfig, Transport
 
 
 def describe(error: BaseException, config: McpServerConfig | None = None) -> str:

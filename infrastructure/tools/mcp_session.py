@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import enum
 import logging
 import math
 import time
@@ -35,9 +34,10 @@ from application.errors import ToolCallFailed
 from application.ports.tool_servers import ToolServerStatus
 from domain.tools import ToolFailure
 from infrastructure.errors import Disconnected, SchemaViolation, StartFailed
+from infrastructure.tools.mcp_config import McpServerConfig, ServerState
 from infrastructure.tools.mcp_errors import describe, first_line
 from infrastructure.tools.mcp_results import refuses_permission, tool_output
-from infrastructure.tools.mcp_transport import HttpRefusals, McpServerConfig, open_streams
+from infrastructure.tools.mcp_transport import HttpRefusals, open_streams
 from infrastructure.tools.schema import validate
 
 if TYPE_CHECKING:
@@ -46,14 +46,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 CLOSE_GRACE = 5.0  # seconds a session gets to close (the SDK gives a stdio server 2 s to exit)
-
-
-class ServerState(enum.StrEnum):
-    IDLE = "idle"
-    STARTING = "starting"
-    READY = "ready"
-    FAILED = "failed"
-    CLOSED = "closed"
 
 
 class _Session:

@@ -50,10 +50,10 @@ from domain.conversation import MessageStatus
 from domain.ids import ConversationId, MessageId, OwnerId
 from domain.prompt import ARCHIVE_HEADER, ENTITIES_HEADER, PLATFORM_RULES, SUMMARY_HEADER
 from infrastructure.memory.composed_digester import ComposedDigester
-from interfaces.app import build_container
 from interfaces.container import Container
 from interfaces.lifecycle import start_backends, stop_backends
 from interfaces.settings import Settings
+from interfaces.wiring import build_container
 from tests.bench.upkeep_accounting import OfflineMemoryModel, bill
 from tests.llm_server import ScriptedLLMServer
 

@@ -40,7 +40,7 @@ from infrastructure.persistence.sqlalchemy_knowledge_base import SqlAlchemyKnowl
 from infrastructure.tools.builtin import builtin_tools
 from infrastructure.tools.composite import CompositeToolBox
 from infrastructure.tools.mcp_client import McpServers
-from infrastructure.tools.mcp_transport import McpServerConfig, Transport
+from infrastructure.tools.mcp_config import McpServerConfig, Transport
 
 TIME_ARGS = ("-m", "mcp_server_time", "--local-timezone", "UTC")
 OWNER = OwnerId("bench")

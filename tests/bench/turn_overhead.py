@@ -44,10 +44,10 @@ from domain.memory import Exchange
 from domain.memory_archive import ArchiveEntry
 from infrastructure.persistence.migrate import run_migrations
 from infrastructure.persistence.rows import conversation_from_domain, message_from_domain
-from interfaces.app import build_container
 from interfaces.container import Container
 from interfaces.lifecycle import start_backends, stop_backends
 from interfaces.settings import Settings
+from interfaces.wiring import build_container
 
 OWNER = OwnerId("bench")
 # A real conversation talks of many things: the archive entries' words differ, as their vectors do.

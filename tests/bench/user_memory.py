@@ -55,10 +55,10 @@ from domain.conversation import Conversation, Message, MessageStatus
 from domain.ids import ConversationId, MessageId
 from domain.prompt import PLATFORM_RULES, system_text
 from infrastructure.runtime.system import SystemClock
-from interfaces.app import build_container
 from interfaces.container import Container
 from interfaces.lifecycle import start_backends, stop_backends
 from interfaces.settings import Settings
+from interfaces.wiring import build_container
 from tests.bench.user_memory_llm import Prepare, llm_upkeep
 from tests.bench.user_memory_load import OWNER, USER, pg_database, seed_earlier, time_recall
 from tests.bench.user_memory_plan import CONVERSATIONS, FACTS, QUESTION_DAY, asked, conversations

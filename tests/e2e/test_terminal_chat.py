@@ -21,9 +21,9 @@ import httpx
 import pexpect
 import pytest
 
-from interfaces.app import build_container
 from interfaces.lifecycle import start_backends, stop_backends
 from interfaces.settings import Settings
+from interfaces.wiring import build_container
 from tests.service import ROOT, Service, free_port, running_service, service_env
 
 PROMPT = "you> "

@@ -17,10 +17,10 @@ from application.chat_turn.turn import ChatRequest
 from domain.conversation import Message
 from domain.ids import ConversationId, MessageId, OwnerId
 from infrastructure.memory.llm_memory_digester import DIGEST_TOOL
-from interfaces.app import build_container
 from interfaces.container import Container
 from interfaces.lifecycle import start_backends, stop_backends
 from interfaces.settings import Settings
+from interfaces.wiring import build_container
 from tests.bench.upkeep_accounting import OfflineMemoryModel, purpose_of
 from tests.llm_server import RecordedRequest, ScriptedLLMServer
 

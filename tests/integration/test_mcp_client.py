@@ -20,7 +20,7 @@ from infrastructure.metrics.inprocess_metrics import InProcessMetrics
 from infrastructure.tools.builtin import builtin_tools
 from infrastructure.tools.composite import CompositeToolBox
 from infrastructure.tools.mcp_client import McpServers
-from infrastructure.tools.mcp_transport import McpServerConfig, Transport, server_configs
+from infrastructure.tools.mcp_config import McpServerConfig, Transport, server_configs
 from tests.mcp_servers import http_mcp_server
 from tests.service import ROOT
 

@@ -14,8 +14,8 @@ from mcp.types import (
 
 from application.errors import ToolCallFailed
 from domain.tools import ToolFailure
+from infrastructure.tools.mcp_config import McpServerConfig, Transport, server_configs
 from infrastructure.tools.mcp_results import tool_output
-from infrastructure.tools.mcp_transport import McpServerConfig, Transport, server_configs
 
 
 def test_text_blocks_are_joined_and_other_media_become_short_notes() -> None:

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from dependency_injector import providers
 
-from interfaces.app import build_container
 from interfaces.container import Container
 from interfaces.settings import Settings
+from interfaces.wiring import build_container
 
 INTERFACES = Path(__file__).resolve().parents[3] / "interfaces"
 
