@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from fastapi import FastAPI
 
 from interfaces.a2a.routes import A2ARoutes
+from interfaces.container import WIRED_PACKAGES
 from interfaces.http import (
     agent_keys,
     agent_parameters,
@@ -91,6 +92,7 @@ def create_app(settings: Settings | None = None, container: Container | None = N
 
     app = FastAPI(title="memagent", version="0.1.0", lifespan=lifespan)
     app.state.container = container
+    container.wire(packages=list(WIRED_PACKAGES))  # the routes' `Provide[...]` resolve from this container
     for module in (chat, tasks, history, datasets, memory, health, agents, models, follow_ups, agent_keys,
                    agent_parameters, agent_stats, conversations, messages, user_memory, openai_api, web, metrics,
                    tools, conversation_usage):

@@ -97,10 +97,13 @@ from interfaces.readiness_probes import readiness_probes
 from interfaces.retention_container import RetentionContainer
 from interfaces.writers_container import WritersContainer
 
+# The packages whose `Provide[...]` resolve from the container. Not wired when a container is built:
+# the app that serves the routes wires them (app.py), so the commands that serve nothing build a
+# container without importing and wiring every route.
+WIRED_PACKAGES = ("interfaces.http",)
+
 
 class Container(containers.DeclarativeContainer):
-    wiring_config = containers.WiringConfiguration(packages=["interfaces.http"])
-
     config = providers.Configuration(strict=True)
 
     clock = providers.Singleton(SystemClock)

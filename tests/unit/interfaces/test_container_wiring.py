@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from dependency_injector import providers
 
-from interfaces.container import Container
+from interfaces.container import WIRED_PACKAGES, Container
 from interfaces.settings import Settings
 from interfaces.wiring import build_container
 
@@ -106,7 +106,7 @@ def test_a_misspelt_name_is_caught() -> None:
 
 def test_the_wiring_covers_the_modules_that_use_provide() -> None:
     # A Provide[...] in a module the container does not wire is never resolved at all.
-    wired = Container.wiring_config.packages + Container.wiring_config.modules
+    wired = WIRED_PACKAGES
     for path, name in USAGES:
         module = path.removesuffix(".py").replace("/", ".")
         assert any(module == w or module.startswith(f"{w}.") for w in wired), f"{path}: Provide[{name!r}] not wired"
