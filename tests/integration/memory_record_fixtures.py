@@ -24,6 +24,7 @@ from domain.memory_entities import Entity
 from domain.messages import Usage
 from infrastructure.persistence.database import Database
 from infrastructure.persistence.migrate import run_migrations
+from infrastructure.persistence.rows import Base
 from infrastructure.persistence.sqlalchemy_message_store import SqlAlchemyMessageStore
 from tests.integration.backends import pg_url, throwaway_pg_database
 from tests.integration.db_fixtures import sqlite_url
@@ -32,7 +33,9 @@ T0 = datetime(2026, 1, 1, 9, 0, tzinfo=UTC)
 ALICE, BOB = OwnerId("alice"), OwnerId("bob")
 ANN, BEN = EndUserId("ann"), EndUserId("ben")
 HELPER, OTHER_AGENT = AppId("helper"), AppId("other")
-TABLES = "memory_entities, memory_items, message_agent_thoughts, messages, conversations"
+# Every table, so that no test sees another's rows, whichever tests its worker ran before (the ledger
+# and user facts included, which the pruning and recall suites write too).
+TABLES = ", ".join(Base.metadata.tables)
 
 
 @pytest.fixture(scope="session")
