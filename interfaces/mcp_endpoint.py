@@ -42,36 +42,40 @@ class McpEndpoint:
         self._wanted = asyncio.Event()
         self._ready = asyncio.Event()
         self._app: ASGIApp | None = None
+        self._running = False  # the app's lifespan runs the endpoint: without it nothing would answer
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
         """For the app's lifespan: the session manager runs, once asked for, until the app stops."""
         serving = asyncio.create_task(self._serve_when_wanted(), name="mcp-endpoint")
+        self._running = True
         try:
             yield
         finally:
+            self._running = False
             serving.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await serving
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            try:
-                (await self._container.authenticate()(header(scope, b"authorization"))).account("use the MCP server")
-            except ApplicationError as failure:
-                await _refusal(failure, scope)(scope, receive, send)
-                return
-        if not self._ready.is_set():
+        if scope["type"] != "http":  # Streamable HTTP only: nothing else is authenticated here
+            return
+        try:
+            (await self._container.authenticate()(header(scope, b"authorization"))).account("use the MCP server")
+        except ApplicationError as failure:
+            await _refusal(failure, scope)(scope, receive, send)
+            return
+        if self._running and not self._ready.is_set():
             self._wanted.set()
             await self._ready.wait()
-        if self._app is None:
+        if self._app is None or not self._running:
             await policy_response(StoreUnavailable(UNAVAILABLE))(scope, receive, send)
             return
         await self._app(scope, receive, send)
 
     async def _serve_when_wanted(self) -> None:
-        await self._wanted.wait()
         try:
+            await self._wanted.wait()
             from interfaces.mcp_server import bearer_owner, build_mcp_server, mcp_http_app
 
             server = build_mcp_server(self._container, bearer_owner(self._container))
@@ -83,7 +87,8 @@ class McpEndpoint:
         except Exception:  # its requests are answered 503; the rest of the app goes on
             log.exception("the MCP endpoint could not start")
         finally:
-            self._ready.set()  # requests waiting for it are answered, by the server or with 503
+            self._app = None
+            self._ready.set()  # requests waiting for it are answered: with 503 once it has stopped
 
 
 def _refusal(failure: ApplicationError, scope: Scope) -> ASGIApp:

@@ -50,8 +50,9 @@ def settings_problem(settings: Settings) -> str | None:
 
 
 def _cors_problem(settings: Settings) -> str | None:
-    if settings.auth.require_keys and "*" in settings.server.cors_origins:
-        return "'*' would let any site's page spend its visitors' keys; list the origins of your front ends"
+    # With keys, any site's page could spend its visitors' keys; without, read the local owner's data.
+    if "*" in settings.server.cors_origins:
+        return "'*' would let any site's page call memagent; list the origins of your front ends"
     return None
 
 

@@ -68,6 +68,9 @@ class _KeyHolder(User):
 class CallerContexts(DefaultServerCallContextBuilder):
     def build(self, request: Request) -> ServerCallContext:
         context = super().build(request)
+        # The SDK keeps this context with the task for its lifetime, and reads its headers (the A2A
+        # version): all but the raw key.
+        context.state.get("headers", {}).pop("authorization", None)
         context.state[CALLER_STATE] = request.scope["state"][CALLER_STATE]
         context.state[AGENT] = request.path_params[AGENT]
         return context

@@ -16,6 +16,9 @@ from typing import TYPE_CHECKING
 
 from starlette.routing import Route
 
+from application.errors import UnsupportedMediaType
+from interfaces.http.errors import policy_response
+
 if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import Response
@@ -26,6 +29,7 @@ if TYPE_CHECKING:
 
 RPC_PATH = "/a2a/{agent}"
 CARD_PATH = "/a2a/{agent}/.well-known/agent-card.json"
+JSON_ONLY = "A2A requests are JSON-RPC: send them with `Content-Type: application/json`."
 
 
 class A2ARoutes:
@@ -47,6 +51,10 @@ class A2ARoutes:
         return await self._loaded().card(request)
 
     async def _rpc(self, request: Request) -> Response:
+        # Only a JSON body: a page on another site can POST text/plain without a preflight, which in
+        # single-user mode (no key needed) would run turns as the local owner; JSON needs CORS.
+        if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
+            return policy_response(UnsupportedMediaType(JSON_ONLY), request.url.path)
         return await self._loaded().rpc(request)
 
     def _loaded(self) -> A2AServer:

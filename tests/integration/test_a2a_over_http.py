@@ -10,6 +10,7 @@ neither the agent nor the task.
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -220,3 +221,12 @@ def test_an_unknown_agent_has_no_card(world: World) -> None:
     assert missing.status_code == 404
     assert set(missing.json()) == {"code", "message"}
 
+
+
+def test_a_post_that_is_not_json_is_refused_before_anything_runs(world: World) -> None:
+    """A page on another site may POST text/plain without a preflight: it must not run a turn."""
+    body = json.dumps(raw_send("Cross-site?"))
+    refused = httpx.post(world.url(), content=body, timeout=10,
+                         headers={**world.alice.headers, "Content-Type": "text/plain"})
+    assert refused.status_code == 415
+    assert refused.json()["code"] == "unsupported_media_type"

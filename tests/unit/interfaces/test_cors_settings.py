@@ -39,8 +39,8 @@ def test_what_is_not_an_origin_is_refused_in_one_line(monkeypatch: pytest.Monkey
     assert "\n" not in line
 
 
-def test_any_origin_is_allowed_only_without_keys(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert settings_problem(settings(monkeypatch, '["*"]')) is None
-    problem = settings_problem(settings(monkeypatch, '["*"]', require_keys=True))
+@pytest.mark.parametrize("require_keys", [True, False])
+def test_any_origin_is_refused_with_keys_and_without(monkeypatch: pytest.MonkeyPatch, require_keys: bool) -> None:
+    problem = settings_problem(settings(monkeypatch, '["*"]', require_keys=require_keys))
     assert problem is not None
     assert problem.startswith("MEMAGENT_SERVER__CORS_ORIGINS: ")
