@@ -191,7 +191,8 @@ def test_memory_shows_the_conversation_entities_and_a_fact_said_earlier(service:
             chat.send("/memory")
             chat.prompt()
             shown = chat.screen().rsplit("/memory", 1)[1]
-            if "name: Ada" in shown or time.monotonic() > deadline:
+            # The fact comes with the turn, the entities with its upkeep: wait for both.
+            if ("name: Ada" in shown and "date: tomorrow" in shown) or time.monotonic() > deadline:
                 break
             time.sleep(0.2)
         assert re.search(r"This conversation.*date: tomorrow.*knows about you.*name: Ada", shown, re.DOTALL), shown
