@@ -53,7 +53,6 @@ from domain.rate_limits import RateLimits
 from domain.tools import RetryPolicy
 from infrastructure.embeddings.lexical import LexicalEmbedder
 from infrastructure.embeddings.local_embedder import local_embedder
-from infrastructure.embeddings.openai_embedder import openai_embedder
 from infrastructure.events.inprocess_event_log import InProcessEventLog
 from infrastructure.events.inprocess_task_control import InProcessTaskControl
 from infrastructure.events.inprocess_task_presence import InProcessTaskPresence
@@ -67,11 +66,10 @@ from infrastructure.limits.redis_rate_limiter import RedisRateLimiter
 from infrastructure.metrics.metered_chat_model import MeteredChatModels, MeteredEmbedder
 from infrastructure.metrics.metered_event_log import MeteredEventLog
 from infrastructure.metrics.prometheus_metrics import PrometheusMetrics
-from infrastructure.models.agentscope_chat_model import AgentScopeChatModel
 from infrastructure.models.chat_model_registry import ChatModelRegistry
 from infrastructure.models.model_profiles import profile_specs
-from infrastructure.models.openai_chat_model import OpenAIChatModel
 from infrastructure.models.provider_config import provider_config
+from infrastructure.models.provider_models import agentscope_chat_model, openai_chat_model, openai_embedder
 from infrastructure.models.scripted_model import ScriptedChatModel
 from infrastructure.persistence.database import Database
 from infrastructure.persistence.sqlalchemy_agent_store import SqlAlchemyAgentStore
@@ -175,9 +173,9 @@ class Container(containers.DeclarativeContainer):
         scripted=providers.Singleton(
             ScriptedChatModel, tokenizer=tokenizer, chunk_delay=config.llm.scripted_chunk_delay
         ),
-        openai=providers.Singleton(OpenAIChatModel, config=llm_config),
+        openai=providers.Singleton(openai_chat_model, config=llm_config),
         agentscope=providers.Singleton(
-            AgentScopeChatModel, config=llm_config, class_name=config.llm.agentscope_class,
+            agentscope_chat_model, config=llm_config, class_name=config.llm.agentscope_class,
             kwargs=config.llm.agentscope_kwargs,
         ),
     )

@@ -13,7 +13,7 @@ from application.ports.embedder import Embedder
 from infrastructure.models.openai_errors import ModelErrors
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Sequence
 
 logger = logging.getLogger(__name__)
 
@@ -63,14 +63,3 @@ class OpenAIEmbedder(Embedder):
     async def close(self) -> None:
         await self._client.close()
 
-
-def openai_embedder(embeddings: Mapping[str, Any], llm: Mapping[str, Any]) -> OpenAIEmbedder:
-    """From the plain settings: the embeddings' own base URL and key, else the chat model's."""
-    return OpenAIEmbedder(
-        model=str(embeddings["model"]),
-        base_url=embeddings.get("base_url") or llm.get("base_url"),
-        api_key=embeddings.get("api_key") or llm.get("api_key"),
-        timeout=float(embeddings.get("timeout") or 30.0),
-        dimensions=embeddings.get("dimensions"),
-        batch_size=int(embeddings.get("batch_size") or 128),
-    )

@@ -12,9 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from application.ports.chat_models import ChatModels, ModelProfile
-from infrastructure.models.agentscope_chat_model import AgentScopeChatModel
 from infrastructure.models.model_profiles import DEFAULT
-from infrastructure.models.openai_chat_model import OpenAIChatModel
+from infrastructure.models.provider_models import agentscope_chat_model, openai_chat_model
 from infrastructure.models.scripted_model import ScriptedChatModel
 
 if TYPE_CHECKING:
@@ -56,7 +55,7 @@ class ChatModelRegistry(ChatModels):
 
     def _build(self, spec: ProfileSpec) -> ChatModel:
         if spec.provider == "openai":
-            return OpenAIChatModel(spec.config)
+            return openai_chat_model(spec.config)
         if spec.provider == "agentscope":
-            return AgentScopeChatModel(spec.config, spec.agentscope_class, spec.agentscope_kwargs)
+            return agentscope_chat_model(spec.config, spec.agentscope_class, spec.agentscope_kwargs)
         return ScriptedChatModel(self._tokenizer, chunk_delay=spec.scripted_chunk_delay)

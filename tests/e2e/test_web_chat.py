@@ -312,7 +312,16 @@ def test_the_page_is_usable_at_phone_width(page: Any) -> None:
     assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")
     buttons = [page.get_by_role("button", name=name) for name in ("Send", "New chat")]
     for button in [*buttons, page.locator("#conversations li button", has_text="Delete").first]:
-        box = button.bounding_box()
-        assert box is not None
+        box = settled_box(button)
         assert box["x"] >= 0
         assert box["x"] + box["width"] <= 375
+
+
+def settled_box(locator: Any) -> dict[str, float]:
+    """The element's box once it stays put: the conversation list is drawn again when a turn ends,
+    and an element measured while it is swapped has no box."""
+    deadline = time.monotonic() + 10
+    while (box := locator.bounding_box()) is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert box is not None
+    return dict(box)

@@ -8,7 +8,8 @@ from collections.abc import Iterator
 import pytest
 
 from application.errors import ModelError
-from infrastructure.embeddings.openai_embedder import OpenAIEmbedder, openai_embedder
+from infrastructure.embeddings.openai_embedder import OpenAIEmbedder
+from infrastructure.models.provider_models import openai_embedder
 from tests.llm_server import ScriptedLLMServer, embedding_vector
 
 pytestmark = pytest.mark.integration
