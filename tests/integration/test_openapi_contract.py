@@ -1,7 +1,8 @@
 """The OpenAPI spec and the API agree: schemathesis fuzzes a real `memagent serve` from its own
 /openapi.json with every check (`--checks all`: no 5xx, documented status codes, content types and
 headers, response schemas, SSE events, schema-valid data accepted, invalid data refused, 405 with
-`Allow`, keys enforced), on the embedded default and on PostgreSQL + Redis with keys required.
+`Allow`, keys enforced), on the embedded default here and on PostgreSQL + Redis with keys required in
+test_openapi_contract_with_keys.py (a file each: on two pytest-xdist workers they run side by side).
 
 Nothing of memagent's own API is excluded: the SSE answers are declared per event (`event`, `id`,
 `data`), which schemathesis validates. /v1 is OpenAI's API, not memagent's: its routes are left out
@@ -22,8 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_keys_and_owners import create_key
-from tests.integration.streaming_helpers import serving, shared_backends
+from tests.integration.streaming_helpers import serving
 from tests.service import ROOT
 
 pytestmark = pytest.mark.integration
@@ -54,9 +54,3 @@ def test_the_embedded_default_answers_as_its_spec_says(tmp_path: Path) -> None:
     with serving(env, tmp_path) as service:
         assert_no_failures(schemathesis(service.base_url))
 
-
-def test_postgres_and_redis_with_keys_answer_as_their_spec_says(tmp_path: Path) -> None:
-    with shared_backends({"MEMAGENT_AUTH__REQUIRE_KEYS": "true"}) as env:
-        key = create_key(env["MEMAGENT_DATABASE__URL"], "schemathesis")
-        with serving(env, tmp_path) as service:
-            assert_no_failures(schemathesis(service.base_url, f"Authorization: Bearer {key.raw}"))
