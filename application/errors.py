@@ -96,6 +96,12 @@ class ModelError(ApplicationError):
     code = "model_error"
 
 
+class InvalidOutput(ApplicationError):
+    """The model's final answer did not match the requested structured output, after one repair."""
+
+    code = "invalid_output"
+
+
 class StoreUnavailable(ApplicationError):
     """The message store (database) could not be used."""
 

@@ -14,6 +14,7 @@ from domain.user_memory import UserScope
 
 if TYPE_CHECKING:
     from domain.ids import AppId
+    from domain.structured_output import OutputFormat
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +22,7 @@ class ModelCapabilities:
     tool_call: bool = False
     agent_thought: bool = False
     image_input: bool = False
+    structured_output: bool = False  # takes `response_format` (JSON mode and JSON Schema) itself
 
 
 class AgentMode(enum.StrEnum):
@@ -47,6 +49,8 @@ class ModelParams:
     temperature: float | None = None
     max_tokens: int | None = None
     top_p: float | None = None
+    # One request's structured output, for a model that takes it itself (never an agent's setting).
+    response_format: OutputFormat | None = None
 
     def __post_init__(self) -> None:
         if self.temperature is not None and not 0.0 <= self.temperature <= 2.0:
@@ -62,6 +66,7 @@ class ModelParams:
             self.temperature if call.temperature is None else call.temperature,
             self.max_tokens if call.max_tokens is None else call.max_tokens,
             self.top_p if call.top_p is None else call.top_p,
+            call.response_format or self.response_format,
         )
 
 

@@ -11,7 +11,9 @@ two it is shows only at the end of the step, so each mode decides how much to sh
   deltas come after the text in the OpenAI protocol, so only an unusually long preamble is
   shown: it is then still recorded as the step's thought, and the answer's deltas carry the id
   of the step that answers, as always;
-- `REACT`: everything before a ``` fence, which may open a ReAct action block that is never shown.
+- `REACT`: everything before a ``` fence, which may open a ReAct action block that is never shown;
+- `WHOLE`: nothing until the step ends: an answer that is checked first (structured output) goes
+  out only once it passed.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ class Release(enum.StrEnum):
     AT_ONCE = "at_once"
     HELD = "held"
     REACT = "react"
+    WHOLE = "whole"
 
 
 def shown_so_far(text: str, release: Release, saw_call: bool) -> int:
@@ -33,6 +36,8 @@ def shown_so_far(text: str, release: Release, saw_call: bool) -> int:
         return len(text)
     if release is Release.REACT:
         return shown_before_action(text)
+    if release is Release.WHOLE:
+        return 0
     return 0 if saw_call or len(text) <= THOUGHT_HOLD_CHARS else len(text)
 
 

@@ -56,7 +56,9 @@ class FinishReason(enum.StrEnum):
 class AgentThought:
     """One event of a turn. Deltas of one answer share `id`. A terminal event carries
     `conversation_title`, the conversation's title, when it has one by then ("" otherwise).
-    `finish_reason` (a `FinishReason` value) is the `agent_end` event's alone: "" on every other."""
+    `finish_reason` (a `FinishReason` value) is the `agent_end` event's alone: "" on every other;
+    `error_code` (an application error's stable code, as `model_error` or `invalid_output`) is the
+    `error` event's alone."""
 
     id: ThoughtId
     task_id: TaskId
@@ -77,12 +79,15 @@ class AgentThought:
     latency: float = 0.0
     conversation_title: str = ""
     finish_reason: str = ""
+    error_code: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.event, ThoughtEvent):
             raise DomainError(f"unknown thought event: {self.event!r}")
         if self.finish_reason and self.event is not ThoughtEvent.AGENT_END:
             raise DomainError(f"only agent_end carries a finish reason, not {self.event.value}")
+        if self.error_code and self.event is not ThoughtEvent.ERROR:
+            raise DomainError(f"only error carries an error code, not {self.event.value}")
         if min(self.message_token_count, self.answer_token_count, self.total_token_count) < 0:
             raise DomainError("token counts cannot be negative")
         if self.total_price < 0 or self.latency < 0:

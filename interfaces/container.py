@@ -82,6 +82,7 @@ from infrastructure.runtime.system import AsyncioSpawner, SystemClock, TokenSecr
 from infrastructure.runtime.tiktoken_tokenizer import TiktokenTokenizer
 from infrastructure.tools.builtin import builtin_tools
 from infrastructure.tools.composite import CompositeToolBox
+from infrastructure.tools.jsonschema_check import JsonSchemaCheck
 from infrastructure.tools.mcp_client import McpServers
 from infrastructure.tools.mcp_config import server_configs
 from infrastructure.tracing.setup import service_tracer
@@ -255,6 +256,7 @@ class Container(containers.DeclarativeContainer):
         name=writers.name_conversation, suggest=writers.suggest_follow_ups, tracer=tracer,
     )
     # The objects of one turn: factories, called by RunChatTurn with the per-turn values by keyword.
+    schema_check = providers.Singleton(JsonSchemaCheck)  # structured output's schemas and answers
     turn_parts = providers.Singleton(
         TurnParts,
         # A turn's model calls count in the metrics under `chat` and its profile, and are spans of its trace.
@@ -279,6 +281,7 @@ class Container(containers.DeclarativeContainer):
         new_watch=providers.Factory(
             TurnWatch, tasks=task_control, presence=task_presence, clock=clock, times=turn_limits.provided.watch
         ).provider,
+        schemas=schema_check,
     )
     run_turn = providers.Singleton(
         RunChatTurn, save=providers.Singleton(SaveOutcome, store=message_store, retry_for=config.turn.save_retry,
@@ -309,7 +312,9 @@ class Container(containers.DeclarativeContainer):
     )
     stop_task = providers.Singleton(StopTask, tasks=task_control, store=message_store)
     stop_message = providers.Singleton(StopMessage, store=message_store, stop=stop_task)
-    complete_chat = providers.Singleton(CompleteChat, models=agents.list_models, store=message_store, start=start_turn)
+    complete_chat = providers.Singleton(
+        CompleteChat, models=agents.list_models, store=message_store, start=start_turn, schemas=schema_check
+    )
     context_conversation = providers.Singleton(ContextConversation, store=message_store, ids=ids)
     read_history = providers.Singleton(ReadHistory, store=message_store)
     regenerate_answer = providers.Singleton(RegenerateAnswer, store=message_store, start=start_turn)

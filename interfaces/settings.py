@@ -78,6 +78,7 @@ class CapabilityOverrides(BaseModel):
     tool_call: bool | None = None
     agent_thought: bool | None = None
     image_input: bool | None = None
+    structured_output: bool | None = None  # takes `response_format` (JSON mode, JSON Schema) itself
 
 
 class ModelPrice(BaseModel):

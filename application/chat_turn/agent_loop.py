@@ -7,6 +7,7 @@ from contextlib import aclosing
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from application.errors import InvalidOutput
 from domain.agent import AgentMode, ModelParams
 from domain.messages import Block, Msg, Role, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 from domain.react import parse_react_output, react_instructions
@@ -18,6 +19,7 @@ from domain.tools import ToolCall, ToolResult, ToolSpec
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from application.chat_turn.output_check import OutputCheck
     from application.chat_turn.tool_executor import ToolExecutor
     from application.chat_turn.turn_events import TurnEvents
     from application.chat_turn.turn_tools import TurnTools
@@ -102,23 +104,27 @@ class AgentLoop:
 
     async def run(
         self, messages: list[Msg], mode: AgentMode, max_rounds: int, stream_thoughts: bool = True,
-        params: ModelParams | None = None,
+        params: ModelParams | None = None, output: OutputCheck | None = None,
     ) -> LoopState:
+        """`output`: the turn's structured output, whose answer is held until it passes its check."""
         tools = self._tools.specs
         if mode is AgentMode.REACT:
-            messages = self._with_react_prompt(messages, tools)
+            messages = self._with_system(messages, react_instructions(tools))
+        if output is not None:
+            messages = self._with_system(messages, output.instructions)
+            params = output.params(params)
         for round_no in range(max_rounds + 1):
             last_round = round_no == max_rounds
             if last_round and tools and mode is not AgentMode.CHAT:
                 messages = [*messages, self._note(ANSWER_NOW)]
             offered = tools if mode is AgentMode.FUNCTION_CALLING and not last_round else []
-            # Text that may turn out to be reasoning before a tool call: see domain.streaming.
             react = mode is AgentMode.REACT and not last_round
-            release = Release.REACT if react else Release.HELD if offered and not stream_thoughts else Release.AT_ONCE
-            reply = await self._step(messages, offered, release, params)
+            reply = await self._step(messages, offered, _release(react, bool(offered), stream_thoughts, output), params)
             if react:
                 reply = self._parse_react(reply)
             if not reply.calls:
+                if output is not None and output.checked:
+                    reply = await self._repaired(messages, reply, output, params)
                 await self._answer(reply)
                 return self.state
             results = await self._run_tools(reply)
@@ -227,16 +233,50 @@ class AgentLoop:
         outputs = tuple(ToolResultBlock(r.call_id, r.name, r.output, r.is_error) for r in results)
         return [self._msg(Role.ASSISTANT, tuple(blocks)), self._msg(Role.TOOL, outputs)]
 
-    def _with_react_prompt(self, messages: list[Msg], tools: list[ToolSpec]) -> list[Msg]:
+    def _with_system(self, messages: list[Msg], addition: str) -> list[Msg]:
+        """The system prompt (the first message) with `addition` after a blank line."""
+        if not addition:
+            return messages
         system, rest = messages[0], messages[1:]
-        text = f"{system.text}\n\n{react_instructions(tools)}"
-        return [self._msg(Role.SYSTEM, (TextBlock(text),)), *rest]
+        return [self._msg(Role.SYSTEM, (TextBlock(f"{system.text}\n\n{addition}"),)), *rest]
+
+    async def _repaired(
+        self, messages: list[Msg], reply: StepReply, output: OutputCheck, params: ModelParams | None
+    ) -> StepReply:
+        """`reply` when it passes its check; else the model's one repair, which must pass."""
+        problem = output.problem(reply.text)
+        if problem is None:
+            return reply
+        self._record_invalid(reply, problem)
+        said = self._msg(Role.ASSISTANT, (TextBlock(reply.text),))
+        retry = [*messages, said, self._note(output.format.repair_request(problem))]
+        again = await self._step(retry, [], Release.WHOLE, params)
+        problem = output.problem(again.text)
+        if problem is not None:
+            self._record_invalid(again, problem)
+            raise InvalidOutput(f"The answer is not the structured output asked for, after one repair: {problem}.")
+        return again
+
+    def _record_invalid(self, reply: StepReply, problem: str) -> None:
+        self._events.record_step(
+            reply.thought_id, ThoughtEvent.AGENT_THOUGHT, usage=reply.usage, latency=reply.latency,
+            prompt=reply.prompt, thought=reply.text, observation=f"Not the structured output asked for: {problem}",
+        )
 
     def _note(self, text: str) -> Msg:
         return self._msg(Role.USER, (TextBlock(text),))
 
     def _msg(self, role: Role, blocks: tuple[Block, ...]) -> Msg:
         return Msg(self._ids.new_id(), role.value, role, blocks, self._events.now())
+
+
+def _release(react: bool, offered: bool, stream_thoughts: bool, output: OutputCheck | None) -> Release:
+    """How much of a step's text may stream before it ends (see domain.streaming)."""
+    if output is not None and output.checked:
+        return Release.WHOLE
+    if react:
+        return Release.REACT
+    return Release.HELD if offered and not stream_thoughts else Release.AT_ONCE
 
 
 def _storable_call(call: ToolCall) -> ToolCall:

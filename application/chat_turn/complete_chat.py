@@ -17,6 +17,7 @@ from application.errors import InvalidParameter
 from domain.agents import EntryPoint
 from domain.chat_completions import CompletionMessage, read_completion
 from domain.errors import DomainError
+from domain.structured_output import OutputKind
 from domain.viewers import ACCOUNT_ITSELF
 
 if TYPE_CHECKING:
@@ -24,8 +25,10 @@ if TYPE_CHECKING:
     from application.chat_turn.start_chat_turn import StartChatTurn
     from application.chat_turn.turn import TurnHandle
     from application.ports.message_store import MessageStore
+    from application.ports.schema_check import SchemaCheck
     from domain.agent import ModelParams
     from domain.ids import AppId, ConversationId, EndUserId, OwnerId
+    from domain.structured_output import OutputFormat
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,19 +41,22 @@ class CompletionRequest:
     conversation_id: ConversationId | None = None  # named by the client (header or metadata)
     params: ModelParams | None = None
     key_id: str | None = None  # the API key's id, for its rate limits
+    output: OutputFormat | None = None  # `response_format`: the structured output the answer must be
 
 
 class CompleteChat:
-    def __init__(self, models: ListModels, store: MessageStore, start: StartChatTurn) -> None:
+    def __init__(self, models: ListModels, store: MessageStore, start: StartChatTurn, schemas: SchemaCheck) -> None:
         self._models = models
         self._store = store
         self._start = start
+        self._schemas = schemas
 
     async def __call__(self, request: CompletionRequest) -> TurnHandle:
         try:
             turn = read_completion(request.messages)
         except DomainError as bad:
             raise InvalidParameter(f"messages: {bad}.", "messages") from bad
+        self._check_schema(request.output)
         agent_id, version = await self._models.find(request.owner, request.key_agent, request.model)
         conversation = request.conversation_id
         if conversation is None and turn.history:
@@ -64,5 +70,13 @@ class CompleteChat:
             key_agent=request.key_agent, model_params=request.params, system=turn.system, key_id=request.key_id,
             # A history no conversation holds (edited, trimmed, from elsewhere): the new conversation
             # continues it, so that the client's next request, resending it, finds this one.
-            history_prefix=turn.fingerprint if conversation is None else "",
+            history_prefix=turn.fingerprint if conversation is None else "", output=request.output,
         ))
+
+    def _check_schema(self, output: OutputFormat | None) -> None:
+        if output is None or output.kind is not OutputKind.JSON_SCHEMA:
+            return
+        problem = self._schemas.schema_problem(output.schema)
+        if problem is not None:
+            raise InvalidParameter(f"response_format.json_schema.schema is not a JSON Schema: {problem}.",
+                                   "response_format")

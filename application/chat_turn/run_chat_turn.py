@@ -89,7 +89,7 @@ class RunChatTurn:
                 meter.ended(MessageStatus.ERROR)  # only if its end itself failed: it was counted otherwise
 
     async def _run(self, turn: Turn, kit: TurnKit, meter: _TurnMeter) -> None:
-        status, error = MessageStatus.NORMAL, ""
+        status, error, code = MessageStatus.NORMAL, "", ""
         try:
             async with asyncio.timeout(self._limits.turn_timeout):
                 await kit.watch.run(self._pipeline(turn, kit.events, kit.loop))
@@ -103,11 +103,11 @@ class RunChatTurn:
         except asyncio.CancelledError:  # the server is shutting down: keep what the turn has so far
             status, error = MessageStatus.STOP, "The server shut down during the turn."
         except ApplicationError as failure:
-            status, error = MessageStatus.ERROR, failure.message
+            status, error, code = MessageStatus.ERROR, failure.message, failure.code
         except Exception:  # the turn must end with an error event, whatever went wrong
             log.exception("turn %s failed", turn.message.task_id)
-            status, error = MessageStatus.ERROR, "An internal error ended the turn."
-        await self._finish(turn, kit.events, kit.loop.state, status, error, meter)
+            status, error, code = MessageStatus.ERROR, "An internal error ended the turn.", ApplicationError.code
+        await self._finish(turn, kit, status, (error, code), meter)
 
     async def _pipeline(self, turn: Turn, events: TurnEvents, loop: AgentLoop) -> None:
         config = turn.config
@@ -117,7 +117,8 @@ class RunChatTurn:
         async with self._parts.preparing.held():  # released before the model request goes out
             messages = await self._prepare(turn, events, loop)
         mode = choose_mode(loop.model.capabilities, bool(loop.tools))
-        await loop.run(messages, mode, config.max_tool_rounds, config.stream_thoughts, config.model_params)
+        output = self._parts.output_check(turn, loop.model)
+        await loop.run(messages, mode, config.max_tool_rounds, config.stream_thoughts, config.model_params, output)
         await events.flush()  # an event log that failed ends the turn with an error
 
     async def _prepare(self, turn: Turn, events: TurnEvents, loop: AgentLoop) -> list[Msg]:
@@ -147,11 +148,12 @@ class RunChatTurn:
         await events.flush()
 
     async def _publish_end(
-        self, turn: Turn, events: TurnEvents, end: ThoughtEvent, answer: str, error: str, state: LoopState,
-        title: str, finish_reason: str,
+        self, turn: Turn, events: TurnEvents, end: ThoughtEvent, answer: str, error: tuple[str, str],
+        state: LoopState, title: str, finish_reason: str,
     ) -> None:
-        """The terminal event (with the conversation's title when it has one, and `agent_end` with
-        its finish reason), then the log's retention; each failure is logged, never raised."""
+        """The terminal event (with the conversation's title when it has one, `agent_end` with its
+        finish reason, `error` with its message and code), then the log's retention; each failure is
+        logged, never raised."""
         task_id = turn.message.task_id
         lost = events.take_failure()  # the turn was cancelled before it could raise this one
         if lost is not None:
@@ -160,9 +162,10 @@ class RunChatTurn:
             if end is not ThoughtEvent.AGENT_END and state.answer_id is not None:
                 # The answer was cut: its closing delta still carries what the turn consumed.
                 await events.publish(ThoughtEvent.AGENT_MESSAGE, state.answer_id, usage=state.usage)
+            message, code = error
             await events.publish(
-                end, answer=answer, observation=error, usage=state.usage, conversation_title=title,
-                finish_reason=finish_reason,
+                end, answer=answer, observation=message, usage=state.usage, conversation_title=title,
+                finish_reason=finish_reason, error_code=code if end is ThoughtEvent.ERROR else "",
             )
             await events.flush()
         except ApplicationError as failure:
@@ -170,9 +173,11 @@ class RunChatTurn:
         await best_effort(events.close(self._limits.event_retention), None, f"keeping turn {task_id} for replay")
 
     async def _finish(
-        self, turn: Turn, events: TurnEvents, state: LoopState, status: MessageStatus, error: str, meter: _TurnMeter
+        self, turn: Turn, kit: TurnKit, status: MessageStatus, failed: tuple[str, str], meter: _TurnMeter
     ) -> None:
-        answer = state.answer
+        """`failed`: the message and the code of how the turn failed ("" and "" when it did not)."""
+        events, state = kit.events, kit.loop.state
+        (error, code), answer = failed, state.answer
         replaced = status is MessageStatus.NORMAL and bool(turn.config.output_review.hit(answer))
         if replaced:
             answer = turn.config.output_review.preset_response
@@ -188,7 +193,7 @@ class RunChatTurn:
         remembered = failure is None and not state.refused  # a refused query is kept out of memory upkeep
         title = turn.conversation.title
         if failure is not None:
-            status, error = MessageStatus.ERROR, failure.message
+            status, error, code = MessageStatus.ERROR, failure.message, failure.code
             if not isinstance(failure, StoreUnavailable):  # refused, not down: a bare error frees the conversation
                 bare = TurnOutcome("", status, state.usage, round(events.elapsed, 6), error=error)
                 await self._save.bare(turn.message.finish(bare, events.now()))
@@ -202,7 +207,8 @@ class RunChatTurn:
         # Its rate-limit slots and tokens, before the terminal event: a client that saw the end may start the next.
         await turn.admission.end(state.usage)
         meter.ended(status, error)  # before the terminal event: a client that saw the end finds it counted
-        await self._publish_end(turn, events, end, answer, error, state, title, _finish_reason(end, replaced, state))
+        finish_reason = _finish_reason(end, replaced, state)
+        await self._publish_end(turn, events, end, answer, (error, code), state, title, finish_reason)
         if remembered:
             self._after.after_end(turn.config, finished)  # memory upkeep, off the request path (§3 step 7)
 

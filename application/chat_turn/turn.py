@@ -7,6 +7,7 @@ from domain.agent import AgentConfig, ModelParams
 from domain.agents import EntryPoint
 from domain.conversation import Conversation, Message
 from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId, TaskId
+from domain.structured_output import OutputFormat
 from domain.viewers import Viewer
 
 
@@ -36,6 +37,7 @@ class ChatRequest:
     # entry point that must name it first (A2A's contextId, application/chat_turn/context_conversation.py).
     new_conversation_id: ConversationId | None = None
     key_id: str | None = None  # the API key's id, whose rate limits the turn counts under (None: no key)
+    output: OutputFormat | None = None  # the structured output the answer must be (/v1's `response_format`)
 
     @property
     def viewer(self) -> Viewer:
@@ -58,6 +60,7 @@ class Turn:
     message: Message
     replaces: tuple[MessageId, ...] = ()  # a regeneration's siblings: its window leaves them out
     admission: Admission = NO_LIMITS  # its hold on its rate-limit slots (turn_quota.py)
+    output: OutputFormat | None = None  # the structured output its answer must be
 
     @property
     def handle(self) -> TurnHandle:

@@ -18,13 +18,16 @@ if TYPE_CHECKING:
     from application.chat_turn.turn_events import TurnEvents
     from application.chat_turn.turn_tools import TurnTools
     from application.chat_turn.turn_watch import TurnWatch
+from application.chat_turn.output_check import OutputCheck
 from application.chat_turn.preparing_gate import PreparingGate
 from application.ports.task_control import TaskInfo
 from application.ports.tracing import NO_TRACER, Tracer
 
 if TYPE_CHECKING:
+    from application.ports.chat_model import ChatModel
     from application.ports.chat_models import ChatModels
     from application.ports.metrics import Metrics
+    from application.ports.schema_check import SchemaCheck
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +45,7 @@ class TurnParts:
     `new_events(turn=)`, `new_tools(config=, owner=)`, `new_executor(toolbox=, offered=)`,
     `new_loop(model=, tools=, executor=, events=)`, `new_watch(info=)`; the model is the agent's
     profile's, from `models`. `metrics`, `tracer` and `preparing` (how many turns prepare their
-    prompt at once) are shared by every turn."""
+    prompt at once) and `schemas` (structured output's checks) are shared by every turn."""
 
     models: ChatModels
     metrics: Metrics
@@ -51,6 +54,7 @@ class TurnParts:
     new_executor: Callable[..., ToolExecutor]
     new_loop: Callable[..., AgentLoop]
     new_watch: Callable[..., TurnWatch]
+    schemas: SchemaCheck
     tracer: Tracer = NO_TRACER
     preparing: PreparingGate = field(default_factory=PreparingGate)
 
@@ -65,3 +69,9 @@ class TurnParts:
         message = turn.message
         info = TaskInfo.of(message)
         return TurnKit(events, loop, self.new_watch(info=info))
+
+    def output_check(self, turn: Turn, model: ChatModel) -> OutputCheck | None:
+        """The turn's structured output against `model`, or None when it asked for none."""
+        if turn.output is None:
+            return None
+        return OutputCheck(turn.output, self.schemas, native=model.capabilities.structured_output)

@@ -16,6 +16,7 @@ import asyncio
 import inspect
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import aclosing
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from agentscope import message as am
@@ -53,7 +54,9 @@ class AgentScopeChatModel(ChatModel):
 
     @property
     def capabilities(self) -> ModelCapabilities:
-        return self._config.capabilities
+        # agentscope's models take a pydantic class for structured output, not a JSON Schema: the
+        # format goes in the system prompt and the answer is checked (application/chat_turn/output_check.py).
+        return replace(self._config.capabilities, structured_output=False)
 
     async def stream(
         self, messages: Sequence[Msg], tools: Sequence[ToolSpec], params: ModelParams | None = None

@@ -19,15 +19,17 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 _ALL = ModelCapabilities(tool_call=True, agent_thought=True, image_input=True)
+_OPENAI = ModelCapabilities(tool_call=True, agent_thought=True, image_input=True, structured_output=True)
 _TOOLS = ModelCapabilities(tool_call=True, agent_thought=True, image_input=False)
 _REASONING = ModelCapabilities(tool_call=False, agent_thought=True, image_input=False)
 
 _TABLE: tuple[tuple[str, ModelCapabilities], ...] = (
     (r"gpt-3\.5", _TOOLS),
-    (r"gpt-4o|gpt-4\.1|gpt-4-turbo|gpt-4\.5|gpt-5", _ALL),
+    (r"gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5", _OPENAI),  # OpenAI's JSON Schema output
+    (r"gpt-4-turbo", _ALL),
     (r"o1-mini|o1-preview", _REASONING),  # no tools, no images
     (r"o3-mini", _TOOLS),
-    (r"o\d", _ALL),  # o1, o3, o4-mini
+    (r"o\d", _OPENAI),  # o1, o3, o4-mini
     (r"deepseek-reasoner|deepseek-r1", _REASONING),
     (r"deepseek", _TOOLS),
     (r"qwen.*-vl|qvq", _ALL),
@@ -39,7 +41,7 @@ _TABLE: tuple[tuple[str, ModelCapabilities], ...] = (
     (r"mistral|mixtral|glm-4|kimi|moonshot", _TOOLS),
 )
 _UNKNOWN = _REASONING
-_FIELDS = ("tool_call", "agent_thought", "image_input")
+_FIELDS = ("tool_call", "agent_thought", "image_input", "structured_output")
 
 
 def default_capabilities(model: str) -> ModelCapabilities:

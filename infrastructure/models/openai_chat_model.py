@@ -28,7 +28,12 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 from tenacity.wait import wait_random_exponential
 
 from application.ports.chat_model import ChatModel, ModelChunk
-from infrastructure.models.openai_convert import openai_messages, openai_sampling, openai_tools
+from infrastructure.models.openai_convert import (
+    openai_messages,
+    openai_response_format,
+    openai_sampling,
+    openai_tools,
+)
 from infrastructure.models.openai_errors import ModelErrors, is_transient, retry_after
 from infrastructure.models.openai_stream import ChunkReader, sse_chunks
 from infrastructure.models.provider_config import NO_KEY, ProviderConfig
@@ -112,6 +117,7 @@ class OpenAIChatModel(ChatModel):
             "stream_options": {"include_usage": True},
         }
         request.update(openai_sampling(params))
+        request.update(openai_response_format(params))
         if tools:
             request["tools"] = openai_tools(tools, names)
         return request

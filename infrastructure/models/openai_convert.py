@@ -6,6 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from domain.messages import ImageBlock, Msg, Role, TextBlock, ToolResultBlock, ToolUseBlock
+from domain.structured_output import OutputKind
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -13,6 +14,17 @@ if TYPE_CHECKING:
     from domain.agent import ModelParams
     from domain.tools import ToolSpec
     from infrastructure.models.tool_names import ToolNames
+
+
+def openai_response_format(params: ModelParams | None) -> dict[str, Any]:
+    """The call's structured output as Chat Completions' `response_format`; none: `{}`."""
+    output = params.response_format if params is not None else None
+    if output is None:
+        return {}
+    if output.kind is OutputKind.JSON_OBJECT:
+        return {"response_format": {"type": "json_object"}}
+    schema = {"name": output.name, "schema": dict(output.schema), "strict": output.strict}
+    return {"response_format": {"type": "json_schema", "json_schema": schema}}
 
 
 def openai_sampling(params: ModelParams | None) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from application.errors import (
     EventStoreUnavailable,
     Forbidden,
     InvalidInput,
+    InvalidOutput,
     InvalidParameter,
     MalformedRecord,
     MalformedRequest,
@@ -67,6 +68,7 @@ STATUS: dict[type[Exception], int] = {
     DomainError: 422,
     RateLimited: 429,
     ModelError: 503,
+    InvalidOutput: 502,  # the model's answer, not the request: only a turn raises it (its `error` event)
     StoreUnavailable: 503,
     MemoryUnavailable: 503,
     UpkeepBusy: 503,

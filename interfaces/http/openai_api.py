@@ -84,7 +84,7 @@ async def chat_completions(
     handle = await complete(CompletionRequest(
         owner=caller.owner, model=body.model, messages=body.completion_messages(), end_user=viewer.end_user,
         key_agent=caller.agent_id, conversation_id=ConversationId(named) if named else None, params=body.params(),
-        key_id=caller.key_id,
+        key_id=caller.key_id, output=body.output(),
     ))
     headers = turn_headers(handle)
     if body.stream:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi.sse import KEEPALIVE_COMMENT, format_sse_event
 
-from application.errors import ApplicationError
+from application.errors import ApplicationError, InvalidOutput
 from domain.thoughts import AgentThought, ThoughtEvent
 from interfaces.http.openai_schemas import chunk_data, completion_data
 
@@ -52,14 +52,16 @@ def finish_reason_of(end: AgentThought) -> str | None:
 
 
 def error_of(end: AgentThought) -> dict[str, Any]:
-    code = "timeout" if end.event is ThoughtEvent.TIMEOUT else "turn_failed"
+    """The failed turn's error; its code is the turn's own when it has one (`invalid_output`…)."""
+    code = "timeout" if end.event is ThoughtEvent.TIMEOUT else end.error_code or "turn_failed"
     return {"error": {"message": end.observation or "The turn failed.", "type": "server_error", "param": None,
                       "code": code}}
 
 
-# A failed turn, not streamed: an error answer, as OpenAI's API answers a failure (500, or 504 for
-# a turn past its timeout), never a 200 completion that hides it.
-FAILED_STATUS = {"turn_failed": 500, "timeout": 504}
+# A failed turn, not streamed: an error answer, as OpenAI's API answers a failure (500, 502 for an
+# answer that is not the structured output asked for, 504 for a turn past its timeout), never a 200
+# completion that hides it.
+FAILED_STATUS = {"timeout": 504, InvalidOutput.code: 502}
 
 
 def failure_of(collected: Collected) -> tuple[int, dict[str, Any]] | None:
@@ -68,7 +70,7 @@ def failure_of(collected: Collected) -> tuple[int, dict[str, Any]] | None:
     if end is None or finish_reason_of(end) is not None:
         return None
     body = error_of(end)
-    return FAILED_STATUS[body["error"]["code"]], body
+    return FAILED_STATUS.get(body["error"]["code"], 500), body
 
 
 @dataclass(slots=True)

@@ -3,8 +3,9 @@
 Parameters stock clients send and memagent has no use for (penalties, seed, `stop`, `store`…) are
 accepted and ignored. Those whose meaning memagent cannot honour are refused with 400
 `unsupported_parameter` naming them, never silently ignored: `n` > 1, `logprobs`/`top_logprobs`,
-a `response_format` other than text, client-side `tools`/`functions` (configure tools on the
-agent), and `tool`/`function` messages or assistant `tool_calls` in the history.
+client-side `tools`/`functions` (configure tools on the agent), and `tool`/`function` messages or
+assistant `tool_calls` in the history. `response_format` (`text`, `json_object`, `json_schema`) is
+the turn's structured output (domain.structured_output).
 """
 
 from typing import Any
@@ -14,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from application.errors import InvalidParameter, UnsupportedParameter
 from domain.agent import ModelParams
 from domain.chat_completions import CompletionMessage, CompletionRole
+from domain.errors import DomainError
+from domain.structured_output import OutputFormat, OutputKind
 from domain.text import text_problem
 
 ROLES = {role.value: role for role in CompletionRole}
@@ -62,13 +65,13 @@ class CompletionBody(BaseModel):
         if self.logprobs or self.top_logprobs:
             param = "logprobs" if self.logprobs else "top_logprobs"
             raise UnsupportedParameter("Log probabilities are not available through memagent.", param)
-        kind = (self.response_format or {}).get("type", "text")
-        if kind != "text":
-            raise UnsupportedParameter(f"`response_format` {kind!r} is not supported: only text answers.",
-                                       "response_format")
         for param in ("tools", "functions"):
             if getattr(self, param):
                 raise UnsupportedParameter(CLIENT_TOOLS, param)
+
+    def output(self) -> OutputFormat | None:
+        """`response_format` as the turn's structured output; None for text."""
+        return output_format(self.response_format)
 
     def params(self) -> ModelParams | None:
         max_tokens = self.max_completion_tokens or self.max_tokens
@@ -87,6 +90,30 @@ class CompletionBody(BaseModel):
 
     def completion_messages(self) -> tuple[CompletionMessage, ...]:
         return tuple(_message(index, message) for index, message in enumerate(self.messages))
+
+
+def output_format(given: dict[str, Any] | None) -> OutputFormat | None:
+    """OpenAI's `response_format` (`text`, `json_object`, or `json_schema` with its `json_schema`
+    object) read; a malformed one is 400 naming it."""
+    kind = (given or {}).get("type", "text")
+    if kind == "text":
+        return None
+    if kind == OutputKind.JSON_OBJECT:
+        return OutputFormat(OutputKind.JSON_OBJECT)
+    if kind != OutputKind.JSON_SCHEMA:
+        raise UnsupportedParameter(f"`response_format` {kind!r} is not supported: text, json_object or "
+                                   "json_schema.", "response_format")
+    spec = (given or {}).get("json_schema")
+    if not isinstance(spec, dict) or not isinstance(spec.get("schema"), dict) or not spec["schema"]:
+        raise InvalidParameter("response_format.json_schema needs a `schema` object.", "response_format")
+    name, strict = spec.get("name", "answer"), spec.get("strict") or False
+    if not isinstance(name, str) or not isinstance(strict, bool):
+        raise InvalidParameter("response_format.json_schema: `name` is a string and `strict` a boolean.",
+                               "response_format")
+    try:
+        return OutputFormat(OutputKind.JSON_SCHEMA, spec["schema"], name, strict)
+    except DomainError as bad:
+        raise InvalidParameter(f"response_format.json_schema: {bad}.", "response_format") from bad
 
 
 def _message(index: int, message: ChatMessage) -> CompletionMessage:

@@ -110,8 +110,8 @@ class ChatBody(DebugChatBody):
 
 def frame_data(thought: AgentThought) -> dict[str, Any]:
     """The `data` of one SSE frame (docs/ARCHITECTURE.md §4); a terminal one adds the conversation's
-    title (null while it has none), and `agent_end` its `finish_reason` ("stop", "length" or
-    "content_filter")."""
+    title (null while it has none), `agent_end` its `finish_reason` ("stop", "length" or
+    "content_filter"), and `error` the stable `code` of its failure (`model_error`, `invalid_output`…)."""
     data: dict[str, Any] = {
         "id": thought.id,
         "task_id": thought.task_id,
@@ -132,6 +132,8 @@ def frame_data(thought: AgentThought) -> dict[str, Any]:
         data["conversation_title"] = thought.conversation_title or None
     if thought.event is ThoughtEvent.AGENT_END:
         data["finish_reason"] = thought.finish_reason
+    if thought.event is ThoughtEvent.ERROR:
+        data["code"] = thought.error_code or "internal_error"
     return data
 
 

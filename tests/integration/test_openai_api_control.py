@@ -131,10 +131,10 @@ def test_a_turn_the_model_fails_is_an_error_in_openai_s_shape_streamed_or_not(
     server.enqueue(error(500, "the model broke"), error(500, "the model broke"))
     with pytest.raises(openai.APIError) as streamed:
         list(world.sdk().chat.completions.create(model=stalling, messages=HI, stream=True))
-    assert streamed.value.code == "turn_failed"
+    assert streamed.value.code == "model_error"
     with pytest.raises(openai.APIStatusError) as whole:
         world.sdk().chat.completions.create(model=stalling, messages=HI)
-    assert (whole.value.status_code, whole.value.code, whole.value.type) == (500, "turn_failed", "server_error")
+    assert (whole.value.status_code, whole.value.code, whole.value.type) == (500, "model_error", "server_error")
     assert whole.value.response.headers["x-should-retry"] == "false"  # a retry would be another turn
     conversation, message_id = turn_of(whole.value.response.headers)
     assert stored_message(http, conversation, message_id)["status"] == "error"

@@ -54,6 +54,7 @@ from infrastructure.memory.composed_digester import ComposedDigester
 from infrastructure.memory.inprocess_memory_store import InProcessEmbeddingCache
 from infrastructure.metrics.inprocess_metrics import InProcessMetrics
 from infrastructure.runtime.system import AsyncioSpawner
+from infrastructure.tools.jsonschema_check import JsonSchemaCheck
 from tests.doubles import FailingEventLog, FailingMemoryStore
 from tests.fake_message_store import FakeMessageStore
 from tests.fakes import (
@@ -143,6 +144,7 @@ class Harness:
             new_executor=partial(ToolExecutor, policy=limits.retry, timeout=limits.tool_timeout, metrics=self.metrics),
             new_loop=partial(AgentLoop, tokenizer=tokenizer, ids=ids),
             new_watch=partial(TurnWatch, tasks=self.tasks, presence=self.presence, clock=clock, times=limits.watch),
+            schemas=JsonSchemaCheck(),
             preparing=self.preparing,
         )
         self.agents = FakeAgentStore.publishing(self.config)

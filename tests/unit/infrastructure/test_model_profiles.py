@@ -135,7 +135,9 @@ def test_the_key_is_in_no_repr_or_str(tmp_path: Path) -> None:
 def test_capabilities_come_from_the_model_name_with_the_profile_overrides_applied() -> None:
     given = entry(model="gpt-4o", capabilities={"tool_call": None, "agent_thought": None, "image_input": False})
     [_, fast] = profile_specs(llm(), [given])
-    assert fast.profile.capabilities == ModelCapabilities(tool_call=True, agent_thought=True, image_input=False)
+    assert fast.profile.capabilities == ModelCapabilities(
+        tool_call=True, agent_thought=True, image_input=False, structured_output=True
+    )
 
 
 def test_a_profile_price_wins_over_the_price_table() -> None:

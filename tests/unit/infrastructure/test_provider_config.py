@@ -36,7 +36,9 @@ def test_the_config_comes_from_plain_llm_settings() -> None:
             "provider": "openai",
         }
     )
-    assert config.capabilities == ModelCapabilities(tool_call=False, agent_thought=True, image_input=True)
+    assert config.capabilities == ModelCapabilities(
+        tool_call=False, agent_thought=True, image_input=True, structured_output=True
+    )
     assert config.price == TokenPrice(0.15, 0.6)
     assert (config.timeout, config.max_retries, config.retry_max_delay) == (9.0, 3, 4.0)
     assert "sk-secret" not in repr(config)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from domain.ids import ConversationId, MessageId, TaskId, ThoughtId
@@ -24,9 +26,16 @@ def test_the_agent_end_frame_shows_its_finish_reason() -> None:
     assert frame["finish_reason"] == "content_filter"
 
 
-@pytest.mark.parametrize("kind", [ThoughtEvent.STOP, ThoughtEvent.TIMEOUT, ThoughtEvent.ERROR])
+@pytest.mark.parametrize("kind", [ThoughtEvent.STOP, ThoughtEvent.TIMEOUT])
 def test_other_terminal_frames_show_the_title_and_no_finish_reason(kind: ThoughtEvent) -> None:
     assert set(frame_data(event(kind))) == COMMON | {"conversation_title"}
+
+
+def test_an_error_frame_shows_the_title_and_its_failures_code() -> None:
+    frame = frame_data(replace(event(ThoughtEvent.ERROR), error_code="invalid_output"))
+    assert set(frame) == COMMON | {"conversation_title", "code"}
+    assert frame["code"] == "invalid_output"
+    assert frame_data(event(ThoughtEvent.ERROR))["code"] == "internal_error"  # no code given: not a known failure
 
 
 @pytest.mark.parametrize("kind", [e for e in ThoughtEvent if not e.is_terminal])

@@ -51,7 +51,9 @@ def test_a_good_list_becomes_profiles_the_container_gets_as_plain_values(
     dumped = settings_with(monkeypatch, models).model_dump()["models"]
     assert [m["name"] for m in dumped] == ["fast", "big", "offline"]
     assert dumped[0]["price"] == {"input": 0.15, "output": 0.6}
-    assert dumped[0]["capabilities"] == {"tool_call": None, "agent_thought": None, "image_input": False}
+    assert dumped[0]["capabilities"] == {
+        "tool_call": None, "agent_thought": None, "image_input": False, "structured_output": None
+    }
     assert (dumped[1]["temperature"], dumped[1]["timeout"], dumped[1]["max_retries"]) == (0.2, 30.0, 1)
     assert KEY not in json.dumps(dumped)
 
