@@ -29,6 +29,7 @@ from interfaces.http import (
     metrics,
     models,
     openai_api,
+    responses_api,
     tasks,
     tools,
     user_memory,
@@ -95,7 +96,7 @@ def create_app(settings: Settings | None = None, container: Container | None = N
     container.wire(packages=list(WIRED_PACKAGES))  # the routes' `Provide[...]` resolve from this container
     for module in (chat, tasks, history, datasets, memory, health, agents, models, follow_ups, agent_keys,
                    agent_parameters, agent_stats, conversations, messages, user_memory, openai_api, web, metrics,
-                   tools, conversation_usage):
+                   tools, conversation_usage, responses_api):
         app.include_router(module.router)
     if a2a is not None:
         app.router.routes.extend(a2a.routes)

@@ -13,6 +13,7 @@ from application.conversations import (
     ListConversations,
     RateMessage,
     ReadConversation,
+    ReadMessage,
 )
 from application.conversations.forget_user import ForgetUser
 from infrastructure.persistence.sqlalchemy_conversation_purge import SqlAlchemyConversationPurge
@@ -41,6 +42,7 @@ class ConversationsContainer(containers.DeclarativeContainer):
     change_conversation = providers.Singleton(ChangeConversation, store=store, clock=clock)
     delete_conversation = providers.Singleton(DeleteConversation, store=store, tasks=tasks, memory=memory, clock=clock)
     rate_message = providers.Singleton(RateMessage, store=store)
+    read_message = providers.Singleton(ReadMessage, store=store)
     forget_user = providers.Singleton(
         ForgetUser, store=store, memory=memory, forgetting=forgetting, delete=delete_conversation,
         purge=providers.Singleton(SqlAlchemyConversationPurge, database=database), events=events,

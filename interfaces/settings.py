@@ -326,7 +326,7 @@ class ServerSettings(BaseModel):
     )
     max_completion_body_bytes: int = Field(
         8 * 1024 * 1024, ge=1024,
-        description="bytes of a /v1/chat/completions body: OpenAI clients resend the whole history each turn",
+        description="bytes of a /v1/chat/completions or /v1/responses body: clients resend the whole history",
     )
     cors_origins: list[Annotated[str, AfterValidator(_origin)]] = Field(
         default_factory=list,

@@ -2,9 +2,10 @@
 
 The request's messages are read by `domain.chat_completions`: the trailing user messages are the
 turn, system messages add to the agent's prompt for this turn, and the earlier (user, assistant)
-pairs find the conversation. The conversation is, in this order: the one the client names; the end
-user's conversation of that agent whose completed turns are the pairs it resent; a new one. Then
-the turn starts exactly as `/api/chat` starts it (StartChatTurn).
+pairs find the conversation. The conversation is, in this order: the one of the message it follows
+(the Responses API's `previous_response_id`); the one the client names; the end user's conversation
+of that agent whose completed turns are the pairs it resent; a new one. Then the turn starts
+exactly as `/api/chat` starts it (StartChatTurn).
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from application.chat_turn.turn import ChatRequest
+from application.conversations.visibility import visible_message
 from application.errors import InvalidParameter
 from domain.agents import EntryPoint
 from domain.chat_completions import CompletionMessage, read_completion
 from domain.errors import DomainError
 from domain.structured_output import OutputKind
-from domain.viewers import ACCOUNT_ITSELF
+from domain.viewers import ACCOUNT_ITSELF, Viewer
 
 if TYPE_CHECKING:
     from application.agents.list_models import ListModels
@@ -27,7 +29,7 @@ if TYPE_CHECKING:
     from application.ports.message_store import MessageStore
     from application.ports.schema_check import SchemaCheck
     from domain.agent import ModelParams
-    from domain.ids import AppId, ConversationId, EndUserId, OwnerId
+    from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId
     from domain.structured_output import OutputFormat
 
 
@@ -42,6 +44,7 @@ class CompletionRequest:
     params: ModelParams | None = None
     key_id: str | None = None  # the API key's id, for its rate limits
     output: OutputFormat | None = None  # `response_format`: the structured output the answer must be
+    after: MessageId | None = None  # a message whose conversation the turn continues (`previous_response_id`)
 
 
 class CompleteChat:
@@ -59,6 +62,9 @@ class CompleteChat:
         self._check_schema(request.output)
         agent_id, version = await self._models.find(request.owner, request.key_agent, request.model)
         conversation = request.conversation_id
+        if request.after is not None:
+            viewer = Viewer(request.owner, request.end_user, request.key_agent)
+            conversation = (await visible_message(self._store, request.after, viewer)).conversation_id
         if conversation is None and turn.history:
             speaker = request.end_user if request.end_user is not None else ACCOUNT_ITSELF
             conversation = await self._store.conversation_with_history(

@@ -7,8 +7,9 @@ from application.conversations.list_conversations import ConversationPage, ListC
 from application.conversations.rate_message import RateMessage
 from application.conversations.read_conversation import ReadConversation
 from application.conversations.read_history import ReadHistory
+from application.conversations.read_message import ReadMessage
 
 __all__ = [
     "ChangeConversation", "ConversationPage", "DeleteConversation", "ListConversations", "ListRequest",
-    "RateMessage", "ReadConversation", "ReadHistory",
+    "RateMessage", "ReadConversation", "ReadHistory", "ReadMessage",
 ]

@@ -41,14 +41,14 @@ class BodyLimits:
     upload_path: re.Pattern[str] = re.compile(r"^/api/datasets/[^/]+/documents/?$")
     # An OpenAI client resends the whole conversation with each turn: its body grows with the chat.
     completions: int = 8 * 1024 * 1024  # MEMAGENT_SERVER__MAX_COMPLETION_BODY_BYTES
-    completions_path: str = "/v1/chat/completions"
+    completions_paths: tuple[str, ...] = ("/v1/chat/completions", "/v1/responses")
 
     def of(self, scope: Scope) -> int:
         if scope.get("method") != "POST":
             return self.default
         if self.upload_path.match(scope["path"]) is not None:
             return self.upload
-        return self.completions if scope["path"] == self.completions_path else self.default
+        return self.completions if scope["path"] in self.completions_paths else self.default
 
 
 def declared_length(scope: Scope) -> int | None:

@@ -80,16 +80,21 @@ class CompletionBody(BaseModel):
         return ModelParams(self.temperature, max_tokens, self.top_p)
 
     def conversation(self) -> str | None:
-        named = (self.metadata or {}).get("conversation_id")
-        if named is None or named == "":
-            return None
-        if not isinstance(named, str) or len(named) > MAX_CONVERSATION_ID or text_problem(named):
-            raise InvalidParameter(f"metadata.conversation_id must be a conversation id of 1 to "
-                                       f"{MAX_CONVERSATION_ID} characters.", "metadata.conversation_id")
-        return named
+        return named_conversation(self.metadata)
 
     def completion_messages(self) -> tuple[CompletionMessage, ...]:
         return tuple(_message(index, message) for index, message in enumerate(self.messages))
+
+
+def named_conversation(metadata: dict[str, Any] | None) -> str | None:
+    """`metadata.conversation_id`, the conversation a client names (None: it names none)."""
+    named = (metadata or {}).get("conversation_id")
+    if named is None or named == "":
+        return None
+    if not isinstance(named, str) or len(named) > MAX_CONVERSATION_ID or text_problem(named):
+        raise InvalidParameter(f"metadata.conversation_id must be a conversation id of 1 to "
+                               f"{MAX_CONVERSATION_ID} characters.", "metadata.conversation_id")
+    return named
 
 
 def output_format(given: dict[str, Any] | None) -> OutputFormat | None:

@@ -54,6 +54,9 @@ AGENT_KEY_ROUTES = frozenset({
     ("GET", "/v1/models/{}"),
     ("POST", "/v1/chat/completions"),
     ("POST", "/v1/chat/completions/{}/cancel"),
+    ("POST", "/v1/responses"),
+    ("GET", "/v1/responses/{}"),
+    ("POST", "/v1/responses/{}/cancel"),
     ("GET", "/healthz"),
     ("GET", "/readyz"),
     ("GET", "/"),  # the chat page and its static files (interfaces/http/web.py): public

@@ -91,7 +91,7 @@ def test_an_upkeep_lost_with_a_killed_worker_is_finished_by_another_and_the_titl
             first.kill()
         assert memory_of(client, conversation_id)["entities"] == []  # the killed job wrote nothing
         with job_worker(settings, tmp_path, "b"):
-            entities = wait_until(lambda: memory_of(client, conversation_id)["entities"] or None, 60,
+            entities = wait_until(lambda: memory_of(client, conversation_id)["entities"] or None, 120,
                                   "another worker to finish the upkeep")
             assert script.digests == 2  # once killed, once finished
             assert {e["type"]: e["value"] for e in entities}.get("name") == "Ada Lovelace"  # type: ignore[index,union-attr]

@@ -142,7 +142,7 @@ def test_a_body_that_is_not_json_is_400(wire: httpx.Client) -> None:
 
 
 def test_an_unknown_route_or_method_under_v1_answers_in_openai_s_shape(wire: httpx.Client) -> None:
-    for method, path in (("POST", "/embeddings"), ("POST", "/responses"), ("GET", "/nope"), ("GET", "")):
+    for method, path in (("POST", "/embeddings"), ("POST", "/assistants"), ("GET", "/nope"), ("GET", "")):
         error = openai_error(wire.request(method, path, json={}), 404)
         assert error["type"] == "invalid_request_error"
     wrong = wire.delete("/models")

@@ -1,0 +1,170 @@
+"""A turn as OpenAI's Responses API shows it: one `response` object, or its streamed events.
+
+The response's id is the turn's message id (so `previous_response_id` and `GET /v1/responses/{id}`
+name the message), its one output item the assistant message `msg_{id}` with one `output_text`.
+Statuses: `completed`; `incomplete` when the answer was cut at `max_output_tokens` or replaced by
+the output review (`content_filter`); `cancelled` for a stopped turn; `failed`, with the error's
+code, for an error or a timeout; `in_progress` while it runs. Streamed, the events are OpenAI's
+sequence: `response.created`, `response.in_progress`, `response.output_item.added`,
+`response.content_part.added`, `response.output_text.delta`…, the `.done` events, then one of
+`response.completed`, `response.incomplete` (cut, replaced or stopped) or `response.failed`; a
+failure of the stream itself is an `error` event. Each carries its `sequence_number`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from fastapi.sse import KEEPALIVE_COMMENT, format_sse_event
+
+from application.errors import ApplicationError
+from domain.conversation import MessageStatus
+from domain.thoughts import ThoughtEvent
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from application.ports.event_log import LoggedEvent
+    from domain.conversation import Message
+    from domain.thoughts import AgentThought
+
+INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter"}
+STATUS_OF = {MessageStatus.RUNNING: "in_progress", MessageStatus.NORMAL: "completed",
+             MessageStatus.STOP: "cancelled", MessageStatus.TIMEOUT: "failed", MessageStatus.ERROR: "failed"}
+
+
+@dataclass(frozen=True, slots=True)
+class Ending:
+    """How the response ended: its status, and its error or why it is incomplete."""
+
+    status: str
+    error: dict[str, str] | None = None
+    incomplete: dict[str, str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseShape:
+    """What a response says of its request, the same in every event."""
+
+    response_id: str
+    model: str
+    created: int
+    previous_response_id: str | None = None
+    instructions: str | None = None
+    text_format: dict[str, Any] = field(default_factory=lambda: {"type": "text"})
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def item_id(self) -> str:
+        return f"msg_{self.response_id}"
+
+    def item(self, text: str | None, status: str = "completed") -> dict[str, Any]:
+        content = [] if text is None else [{"type": "output_text", "text": text, "annotations": []}]
+        return {"type": "message", "id": self.item_id, "status": status, "role": "assistant", "content": content}
+
+    def data(self, ending: Ending, text: str | None = None, usage: dict[str, Any] | None = None) -> dict[str, Any]:
+        return {
+            "id": self.response_id, "object": "response", "created_at": self.created, "status": ending.status,
+            "model": self.model, "output": [] if text is None else [self.item(text)],
+            "error": ending.error, "incomplete_details": ending.incomplete, "instructions": self.instructions,
+            "previous_response_id": self.previous_response_id, "metadata": self.metadata, "usage": usage,
+            "parallel_tool_calls": True, "tool_choice": "auto", "tools": [], "store": True,
+            "text": {"format": self.text_format}, "background": False,
+        }
+
+
+def usage_data(prompt: int, completion: int) -> dict[str, Any]:
+    return {"input_tokens": prompt, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": completion,
+            "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": prompt + completion}
+
+
+def ending_of(end: AgentThought | None) -> Ending:
+    if end is None:
+        return Ending("failed", {"code": "turn_failed", "message": "The turn ended without its last event."})
+    if end.event is ThoughtEvent.AGENT_END:
+        reason = INCOMPLETE.get(end.finish_reason)
+        return Ending("incomplete", incomplete={"reason": reason}) if reason else Ending("completed")
+    if end.event is ThoughtEvent.STOP:
+        return Ending("cancelled")
+    code = "timeout" if end.event is ThoughtEvent.TIMEOUT else end.error_code or "turn_failed"
+    return Ending("failed", {"code": code, "message": end.observation or "The turn failed."})
+
+
+def stored_response(message: Message, shape: ResponseShape) -> dict[str, Any]:
+    """`GET /v1/responses/{id}`: the response as its stored message holds it."""
+    status = STATUS_OF[message.status]
+    code = "timeout" if message.status is MessageStatus.TIMEOUT else "turn_failed"
+    error = {"code": code, "message": message.error or "The turn failed."}
+    ending = Ending(status, error if status == "failed" else None)
+    text = None if message.status is MessageStatus.RUNNING else message.answer
+    return shape.data(ending, text, usage_data(message.usage.prompt_tokens, message.usage.completion_tokens))
+
+
+@dataclass(slots=True)
+class _Stream:
+    shape: ResponseShape
+    sequence: int = 0
+    parts: list[str] = field(default_factory=list)
+    opened: bool = False
+
+    def frame(self, kind: str, **data: Any) -> bytes:
+        body = {"type": kind, "sequence_number": self.sequence, **data}
+        self.sequence += 1
+        return format_sse_event(event=kind, data_str=json.dumps(body, ensure_ascii=False))
+
+    def open(self) -> list[bytes]:
+        if self.opened:
+            return []
+        self.opened = True
+        where = {"output_index": 0, "item_id": self.shape.item_id, "content_index": 0}
+        return [self.frame("response.output_item.added", output_index=0, item=self.shape.item(None, "in_progress")),
+                self.frame("response.content_part.added", **where, part=_part(""))]
+
+    def close(self, text: str) -> list[bytes]:
+        where = {"output_index": 0, "item_id": self.shape.item_id, "content_index": 0}
+        return [*self.open(), self.frame("response.output_text.done", **where, text=text, logprobs=[]),
+                self.frame("response.content_part.done", **where, part=_part(text)),
+                self.frame("response.output_item.done", output_index=0, item=self.shape.item(text))]
+
+
+def _part(text: str) -> dict[str, Any]:
+    return {"type": "output_text", "text": text, "annotations": []}
+
+
+async def response_events(events: AsyncIterator[LoggedEvent | None], shape: ResponseShape) -> AsyncIterator[bytes]:
+    stream = _Stream(shape)
+    yield stream.frame("response.created", response=shape.data(Ending("in_progress")))
+    yield stream.frame("response.in_progress", response=shape.data(Ending("in_progress")))
+    end: AgentThought | None = None
+    try:
+        async for logged in events:
+            if logged is None:
+                yield KEEPALIVE_COMMENT
+                continue
+            thought = logged.thought
+            if thought.event is ThoughtEvent.AGENT_MESSAGE and thought.answer:
+                for frame in stream.open():
+                    yield frame
+                stream.parts.append(thought.answer)
+                yield stream.frame("response.output_text.delta", output_index=0, item_id=shape.item_id,
+                                   content_index=0, delta=thought.answer, logprobs=[])
+            elif thought.event.is_terminal:
+                end = thought
+    except ApplicationError as failure:
+        yield stream.frame("error", code=failure.code, message=failure.message, param=None)
+        return
+    for frame in _last_frames(stream, end):
+        yield frame
+
+
+def _last_frames(stream: _Stream, end: AgentThought | None) -> list[bytes]:
+    ending = ending_of(end)
+    answered = end is not None and end.event is ThoughtEvent.AGENT_END
+    text = end.answer if answered and end is not None else "".join(stream.parts)
+    frames = stream.close(text) if answered or stream.parts else []
+    usage = usage_data(end.message_token_count, end.answer_token_count) if end is not None else None
+    kind = {"completed": "response.completed", "failed": "response.failed"}.get(ending.status, "response.incomplete")
+    has_output = answered or bool(stream.parts)
+    return [*frames, stream.frame(kind, response=stream.shape.data(ending, text if has_output else None, usage))]

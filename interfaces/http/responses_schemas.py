@@ -1,0 +1,124 @@
+"""The body of `POST /v1/responses`, OpenAI's Responses API, read into the terms of a chat completion.
+
+`input` (a string, or items: messages with `input_text`/`output_text`/`input_image` parts) becomes
+the completion's messages, `instructions` a system message before them, `text.format` the turn's
+structured output, `max_output_tokens` its `max_tokens`. `previous_response_id` names the message
+whose conversation the turn continues. Parameters stock clients send and memagent has no use for
+(`truncation`, `parallel_tool_calls`, `include`, `reasoning`, `service_tier`…) are accepted and
+ignored; those memagent cannot honour are 400 `unsupported_parameter` naming them: `store: false`
+(memagent keeps every turn: it is what its memory is), `background`, `conversation` (name the
+conversation with `metadata.conversation_id` or the `X-Memagent-Conversation-Id` header), client
+`tools` and `function_call_output` items (configure tools on the agent), and a `tool_choice` that
+asks for a tool.
+"""
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from application.errors import InvalidParameter, UnsupportedParameter
+from domain.agent import ModelParams
+from domain.chat_completions import CompletionMessage, CompletionRole
+from domain.structured_output import OutputFormat
+from interfaces.http.openai_schemas import named_conversation, output_format
+
+ROLES = {role.value: role for role in CompletionRole}
+TEXT_PARTS = ("input_text", "output_text", "text")
+CLIENT_TOOLS = ("Client-side tools are not offered by this API yet: configure the tools on the agent "
+                "(its config's `tools`, MCP servers or datasets); memagent runs them itself.")
+NOT_STORED = ("memagent stores every turn (its conversations are its memory): `store` must be true or left out.")
+
+
+class TextOptions(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    format: dict[str, Any] | None = None
+
+
+class ResponsesBody(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    model: str = Field(min_length=1, max_length=300)
+    input: str | list[dict[str, Any]] = Field(min_length=1)
+    instructions: str | None = Field(None, max_length=100_000)
+    previous_response_id: str | None = Field(None, min_length=1, max_length=64)
+    stream: bool = False
+    store: bool | None = None
+    temperature: float | None = Field(None, ge=0, le=2)
+    top_p: float | None = Field(None, ge=0, le=1)
+    max_output_tokens: int | None = Field(None, ge=1, le=1_000_000)
+    user: str | None = Field(None, min_length=1, max_length=256)
+    metadata: dict[str, Any] | None = None
+    text: TextOptions | None = None
+    tools: list[Any] | None = None
+    tool_choice: str | dict[str, Any] | None = None
+    background: bool | None = None
+    conversation: str | dict[str, Any] | None = None
+
+    def check_supported(self) -> None:
+        if self.store is False:
+            raise UnsupportedParameter(NOT_STORED, "store")
+        if self.background:
+            raise UnsupportedParameter("Background responses are not offered: stream, or poll "
+                                       "GET /v1/responses/{id} while the answer is made.", "background")
+        if self.conversation is not None:
+            raise UnsupportedParameter("Name the conversation with `metadata.conversation_id` or the "
+                                       "X-Memagent-Conversation-Id header, or use `previous_response_id`.",
+                                       "conversation")
+        if self.tools:
+            raise UnsupportedParameter(CLIENT_TOOLS, "tools")
+        if self.tool_choice not in (None, "auto", "none"):
+            raise UnsupportedParameter(CLIENT_TOOLS, "tool_choice")
+
+    def output(self) -> OutputFormat | None:
+        return output_format(_format_as_response_format(self.text.format if self.text else None))
+
+    def params(self) -> ModelParams | None:
+        if self.temperature is None and self.top_p is None and self.max_output_tokens is None:
+            return None
+        return ModelParams(self.temperature, self.max_output_tokens, self.top_p)
+
+    def conversation_id(self) -> str | None:
+        return named_conversation(self.metadata)
+
+    def completion_messages(self) -> tuple[CompletionMessage, ...]:
+        given = [CompletionMessage(CompletionRole.USER, self.input)] if isinstance(self.input, str) else [
+            _item(index, item) for index, item in enumerate(self.input)
+        ]
+        system = [CompletionMessage(CompletionRole.SYSTEM, self.instructions)] if self.instructions else []
+        return (*system, *given)
+
+
+def _format_as_response_format(given: dict[str, Any] | None) -> dict[str, Any] | None:
+    """`text.format` is `response_format` flattened: `{type: json_schema, name, schema, strict}`."""
+    if given is None or given.get("type") != "json_schema":
+        return given
+    return {"type": "json_schema", "json_schema": {k: v for k, v in given.items() if k != "type"}}
+
+
+def _item(index: int, item: dict[str, Any]) -> CompletionMessage:
+    where = f"input[{index}]"
+    kind = item.get("type", "message")
+    if kind in ("function_call", "function_call_output"):
+        raise UnsupportedParameter(CLIENT_TOOLS, f"{where}.type")
+    role = ROLES.get(str(item.get("role")))
+    if kind != "message" or role is None:
+        raise UnsupportedParameter(f"{where}: an item of type {kind!r} and role {item.get('role')!r} is not "
+                                   "supported (messages of user, assistant, system or developer are).", where)
+    content = item.get("content")
+    if isinstance(content, str):
+        return CompletionMessage(role, content)
+    if not isinstance(content, list):
+        raise InvalidParameter(f"{where}.content must be a string or a list of parts.", f"{where}.content")
+    texts, images = [], []
+    for part in content:
+        part_kind = part.get("type") if isinstance(part, dict) else None
+        if part_kind in TEXT_PARTS and isinstance(part.get("text"), str):
+            texts.append(part["text"])
+        elif part_kind == "input_image" and isinstance(part.get("image_url"), str):
+            images.append(part["image_url"])
+        else:
+            raise UnsupportedParameter(f"{where}: a content part of type {part_kind!r} is not supported "
+                                       "(input_text, output_text and input_image with an image_url are).",
+                                       f"{where}.content")
+    return CompletionMessage(role, "\n".join(texts), tuple(images))
