@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 import json
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 MAX_NAME = 64
+NAME = re.compile(rf"[A-Za-z0-9_-]{{1,{MAX_NAME}}}")
 
 
 class OutputKind(enum.StrEnum):
@@ -37,8 +39,8 @@ class OutputFormat:
     def __post_init__(self) -> None:
         if self.kind is OutputKind.JSON_SCHEMA and not self.schema:
             raise DomainError("a json_schema format needs its schema")
-        if not self.name or len(self.name) > MAX_NAME:
-            raise DomainError(f"a format's name is 1 to {MAX_NAME} characters")
+        if NAME.fullmatch(self.name) is None:
+            raise DomainError(f"a format's name is 1 to {MAX_NAME} letters, digits, '_' or '-' (as OpenAI's)")
 
     def checked(self, native: bool) -> bool:
         """Whether the answer is checked: asked for (`strict`), or the model had only the instructions."""
@@ -57,14 +59,18 @@ class OutputFormat:
         return f"That answer is not valid: {problem}. Answer again with the JSON only. {self.instructions()}"
 
 
-def parsed_answer(text: str) -> tuple[Any, str | None]:
-    """The answer's JSON value and None, or None and what is wrong with it. A code fence around
-    the JSON (as models without native support often add) is read through."""
+def unfenced(text: str) -> str:
+    """The answer without a code fence around it (models without native support often add one)."""
     body = text.strip()
     if body.startswith("```"):
         body = body.split("\n", 1)[1] if "\n" in body else ""
-        body = body.rstrip().removesuffix("```")
+        body = body.rstrip().removesuffix("```").strip()
+    return body
+
+
+def parsed_answer(text: str) -> tuple[Any, str | None]:
+    """The answer's JSON value and None, or None and what is wrong with it; read through a fence."""
     try:
-        return json.loads(body), None
+        return json.loads(unfenced(text)), None
     except json.JSONDecodeError as bad:
         return None, f"it is not JSON ({bad.msg} at character {bad.pos})"

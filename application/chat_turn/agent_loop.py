@@ -12,6 +12,7 @@ from domain.agent import AgentMode, ModelParams
 from domain.messages import Block, Msg, Role, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 from domain.react import parse_react_output, react_instructions
 from domain.streaming import Release, shown_so_far
+from domain.structured_output import unfenced
 from domain.text import storable, storable_value
 from domain.thoughts import ThoughtEvent
 from domain.tools import ToolCall, ToolResult, ToolSpec
@@ -243,18 +244,21 @@ class AgentLoop:
     async def _repaired(
         self, messages: list[Msg], reply: StepReply, output: OutputCheck, params: ModelParams | None
     ) -> StepReply:
-        """`reply` when it passes its check; else the model's one repair, which must pass."""
-        problem = output.problem(reply.text)
+        """`reply` when it passes its check; else the model's one repair, which must pass. The answer
+        is the JSON itself, without a code fence a model may have put around it."""
+        problem = await output.problem(reply.text)
         if problem is None:
+            reply.text = unfenced(reply.text)
             return reply
         self._record_invalid(reply, problem)
         said = self._msg(Role.ASSISTANT, (TextBlock(reply.text),))
         retry = [*messages, said, self._note(output.format.repair_request(problem))]
         again = await self._step(retry, [], Release.WHOLE, params)
-        problem = output.problem(again.text)
+        problem = await output.problem(again.text)
         if problem is not None:
             self._record_invalid(again, problem)
             raise InvalidOutput(f"The answer is not the structured output asked for, after one repair: {problem}.")
+        again.text = unfenced(again.text)
         return again
 
     def _record_invalid(self, reply: StepReply, problem: str) -> None:

@@ -30,8 +30,11 @@ class OutputCheck:
 
     @property
     def instructions(self) -> str:
-        """The system prompt's addition: none for a model that takes the format itself."""
-        return "" if self.native else self.format.instructions()
+        """The system prompt's addition: none for a model that takes a schema itself; JSON mode is
+        always said in words (OpenAI refuses `json_object` unless the messages ask for JSON)."""
+        if self.native and self.format.kind is OutputKind.JSON_SCHEMA:
+            return ""
+        return self.format.instructions()
 
     def params(self, params: ModelParams | None) -> ModelParams | None:
         """The call's settings, with the format when the model takes it."""
@@ -39,11 +42,11 @@ class OutputCheck:
             return params
         return replace(params or ModelParams(), response_format=self.format)
 
-    def problem(self, answer: str) -> str | None:
+    async def problem(self, answer: str) -> str | None:
         """What is wrong with `answer` (one line), or None when it passes."""
         value, problem = parsed_answer(answer)
         if problem is not None:
             return problem
         if self.format.kind is OutputKind.JSON_OBJECT:
             return None if isinstance(value, dict) else "it is JSON but not an object"
-        return self.schemas.value_problem(value, self.format.schema)
+        return await self.schemas.value_problem(value, self.format.schema)

@@ -19,6 +19,7 @@ from fastapi.sse import EventSourceResponse
 from application.accounts.authenticate import Caller
 from application.chat_turn.complete_chat import CompleteChat, CompletionRequest
 from application.conversations.read_message import ReadMessage
+from application.errors import InvalidParameter
 from application.tasks.follow_task import FollowTask
 from application.tasks.stop_message import StopMessage
 from domain.conversation import Message
@@ -50,6 +51,9 @@ async def create_response(
     body.check_supported()
     viewer = viewer_of(caller, body.user)
     named = conversation_header or body.conversation_id()
+    if named and body.previous_response_id:
+        raise InvalidParameter("Name either the conversation or the previous response, not both: "
+                               "a response continues its own conversation.", "previous_response_id")
     output = body.output()
     handle = await complete(CompletionRequest(
         owner=caller.owner, model=body.model, messages=body.completion_messages(), end_user=viewer.end_user,

@@ -122,11 +122,13 @@ class _Stream:
         return [self.frame("response.output_item.added", output_index=0, item=self.shape.item(None, "in_progress")),
                 self.frame("response.content_part.added", **where, part=_part(""))]
 
-    def close(self, text: str) -> list[bytes]:
+    def close(self, text: str, status: str) -> list[bytes]:
+        """The output's `.done` events; its item `completed`, or `incomplete` when the turn was not."""
         where = {"output_index": 0, "item_id": self.shape.item_id, "content_index": 0}
+        item = self.shape.item(text, "completed" if status == "completed" else "incomplete")
         return [*self.open(), self.frame("response.output_text.done", **where, text=text, logprobs=[]),
                 self.frame("response.content_part.done", **where, part=_part(text)),
-                self.frame("response.output_item.done", output_index=0, item=self.shape.item(text))]
+                self.frame("response.output_item.done", output_index=0, item=item)]
 
 
 def _part(text: str) -> dict[str, Any]:
@@ -163,7 +165,7 @@ def _last_frames(stream: _Stream, end: AgentThought | None) -> list[bytes]:
     ending = ending_of(end)
     answered = end is not None and end.event is ThoughtEvent.AGENT_END
     text = end.answer if answered and end is not None else "".join(stream.parts)
-    frames = stream.close(text) if answered or stream.parts else []
+    frames = stream.close(text, ending.status) if answered or stream.parts else []
     usage = usage_data(end.message_token_count, end.answer_token_count) if end is not None else None
     kind = {"completed": "response.completed", "failed": "response.failed"}.get(ending.status, "response.incomplete")
     has_output = answered or bool(stream.parts)

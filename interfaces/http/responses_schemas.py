@@ -53,11 +53,14 @@ class ResponsesBody(BaseModel):
     tools: list[Any] | None = None
     tool_choice: str | dict[str, Any] | None = None
     background: bool | None = None
+    top_logprobs: int | None = None
     conversation: str | dict[str, Any] | None = None
 
     def check_supported(self) -> None:
         if self.store is False:
             raise UnsupportedParameter(NOT_STORED, "store")
+        if self.top_logprobs:
+            raise UnsupportedParameter("Log probabilities are not available through memagent.", "top_logprobs")
         if self.background:
             raise UnsupportedParameter("Background responses are not offered: stream, or poll "
                                        "GET /v1/responses/{id} while the answer is made.", "background")

@@ -77,6 +77,17 @@ def test_previous_response_id_continues_the_same_conversation(
     assert second.parse().previous_response_id == first.parse().id
 
 
+def test_a_previous_response_and_a_named_conversation_together_are_400(
+    world: World, http: httpx.Client, server: ScriptedLLMServer
+) -> None:
+    server.enqueue(text("Noted."))
+    first = world.sdk().responses.create(model="Rita", input="Remember this.")
+    with pytest.raises(openai.BadRequestError) as refused:
+        world.sdk().responses.create(model="Rita", input="And?", previous_response_id=first.id,
+                                     metadata={"conversation_id": "elsewhere"})
+    assert (refused.value.code, refused.value.param) == ("invalid_parameter", "previous_response_id")
+
+
 def test_a_streamed_response_is_the_standard_event_sequence(
     world: World, http: httpx.Client, server: ScriptedLLMServer
 ) -> None:
@@ -158,6 +169,7 @@ def test_a_failed_turn_is_an_error_in_openai_s_shape(
 REFUSED = [
     ({"store": False}, "store"),
     ({"background": True}, "background"),
+    ({"top_logprobs": 2}, "top_logprobs"),
     ({"tools": [{"type": "function", "name": "f", "parameters": {"type": "object"}}]}, "tools"),
     ({"input": [{"type": "function_call_output", "call_id": "c", "output": "1"}]}, "input[0].type"),
 ]

@@ -109,10 +109,12 @@ def test_a_schema_that_is_no_json_schema_is_400_before_any_turn(
     world: World, http: httpx.Client, server: ScriptedLLMServer
 ) -> None:
     before = len(http.get("/api/conversations").json()["data"])
-    for bad in ({"type": "objekt"}, {}):
+    remote = {"type": "object", "properties": {"a": {"$ref": f"{server.base_url}/schema.json"}}}
+    for bad in ({"type": "objekt"}, {}, remote):
         fmt = {"type": "json_schema", "json_schema": {"name": "x", "schema": bad}}
         with pytest.raises(openai.BadRequestError) as refused:
             world.sdk().chat.completions.create(model="Native", messages=ASK, response_format=fmt)  # type: ignore[arg-type]
         assert (refused.value.code, refused.value.param) == ("invalid_parameter", "response_format")
     assert len(http.get("/api/conversations").json()["data"]) == before
     assert server.chat_requests == []
+    assert not [r for r in server.requests if r.path == "/schema.json"]  # the reference was never fetched

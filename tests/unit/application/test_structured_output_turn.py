@@ -89,6 +89,20 @@ async def test_a_second_failing_answer_ends_the_turn_with_invalid_output() -> No
     assert message.status is MessageStatus.ERROR
 
 
+async def test_a_fenced_answer_passes_and_goes_out_as_the_json_alone() -> None:
+    h = Harness(ScriptedModel([says('```json\n{"age": 36}\n```')]))
+    handle = await turn(h, STRICT)
+    assert await deltas(h, handle) == ['{"age": 36}']
+
+
+async def test_json_mode_is_asked_for_in_words_even_of_a_model_that_takes_it() -> None:
+    model = ScriptedModel([says('{"age": 36}')], NATIVE)
+    await turn(Harness(model), OutputFormat(OutputKind.JSON_OBJECT))
+    assert model.calls[0][0][0].text.endswith("Answer with one JSON object and nothing else: no prose, no code fence.")
+    assert model.params[0] is not None
+    assert model.params[0].response_format == OutputFormat(OutputKind.JSON_OBJECT)
+
+
 async def test_json_object_wants_an_object() -> None:
     h = Harness(ScriptedModel([says("[36]"), says("[36]")]))
     end = (await h.thoughts((await turn(h, OutputFormat(OutputKind.JSON_OBJECT))).task_id))[-1]

@@ -33,6 +33,8 @@ def test_a_schema_format_needs_its_schema_and_a_short_name() -> None:
         OutputFormat(OutputKind.JSON_SCHEMA)
     with pytest.raises(DomainError, match="name"):
         OutputFormat(OutputKind.JSON_OBJECT, name="x" * 65)
+    with pytest.raises(DomainError, match="name"):
+        OutputFormat(OutputKind.JSON_OBJECT, name="a person")  # OpenAI refuses it: 400 here, not its 400 later
 
 
 @pytest.mark.parametrize(
