@@ -26,9 +26,9 @@ from domain.conversation import Message
 from domain.ids import ConversationId, MessageId
 from domain.viewers import Viewer
 from interfaces.http.openai_api import ConversationHeader, turn_headers
-from interfaces.http.openai_frames import FAILED_STATUS, collect
+from interfaces.http.openai_frames import collect
 from interfaces.http.owner import current_caller, current_viewer, viewer_of
-from interfaces.http.responses_frames import ResponseShape, ending_of, response_events, stored_response, usage_data
+from interfaces.http.responses_frames import ResponseShape, response_events, stored_response, whole_response
 from interfaces.http.responses_schemas import ResponsesBody
 from interfaces.http.schemas import UnicodeText
 
@@ -69,17 +69,10 @@ async def create_response(
     if body.stream:
         events = response_events(follow(handle.task_id), shape)
         return EventSourceResponse(events, headers=headers | {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
-    collected = await collect(follow(handle.task_id))
-    ending = ending_of(collected.end)
-    end = collected.end
-    usage = usage_data(end.message_token_count, end.answer_token_count) if end is not None else None
-    data = shape.data(ending, collected.answer, usage)
-    if ending.error is not None:
+    status, data = whole_response(await collect(follow(handle.task_id)), shape)
+    if status != 200:
         # The turn is stored as failed; a client's retry would be another turn (as on /v1/chat/completions).
-        status = FAILED_STATUS.get(ending.error["code"], 500)
-        error = {"message": ending.error["message"], "type": "server_error", "param": None,
-                 "code": ending.error["code"]}
-        return JSONResponse({"error": error}, status_code=status, headers=headers | {"x-should-retry": "false"})
+        return JSONResponse(data, status_code=status, headers=headers | {"x-should-retry": "false"})
     return JSONResponse(data, headers=headers)
 
 

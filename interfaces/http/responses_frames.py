@@ -22,6 +22,7 @@ from fastapi.sse import KEEPALIVE_COMMENT, format_sse_event
 from application.errors import ApplicationError
 from domain.conversation import MessageStatus
 from domain.thoughts import ThoughtEvent
+from interfaces.http.openai_frames import FAILED_STATUS
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from application.ports.event_log import LoggedEvent
     from domain.conversation import Message
     from domain.thoughts import AgentThought
+    from interfaces.http.openai_frames import Collected
 
 INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter"}
 STATUS_OF = {MessageStatus.RUNNING: "in_progress", MessageStatus.NORMAL: "completed",
@@ -90,6 +92,18 @@ def ending_of(end: AgentThought | None) -> Ending:
         return Ending("cancelled")
     code = "timeout" if end.event is ThoughtEvent.TIMEOUT else end.error_code or "turn_failed"
     return Ending("failed", {"code": code, "message": end.observation or "The turn failed."})
+
+
+def whole_response(collected: Collected, shape: ResponseShape) -> tuple[int, dict[str, Any]]:
+    """`stream: false`: 200 and the response; a failed turn's status and error in OpenAI's shape
+    (as `/v1/chat/completions` answers one: 500, 502 `invalid_output`, 504 `timeout`)."""
+    end, ending = collected.end, ending_of(collected.end)
+    if ending.error is not None:
+        error = {"message": ending.error["message"], "type": "server_error", "param": None,
+                 "code": ending.error["code"]}
+        return FAILED_STATUS.get(ending.error["code"], 500), {"error": error}
+    usage = usage_data(end.message_token_count, end.answer_token_count) if end is not None else None
+    return 200, shape.data(ending, collected.answer, usage)
 
 
 def stored_response(message: Message, shape: ResponseShape) -> dict[str, Any]:
