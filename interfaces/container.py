@@ -109,9 +109,9 @@ class Container(containers.DeclarativeContainer):
     ids = providers.Singleton(UuidGenerator)
     tokenizer = providers.Singleton(TiktokenTokenizer, encoding=config.tokenizer_encoding)
     spawner = providers.Singleton(AsyncioSpawner)
-    # GET /metrics: every worker's when they share PROMETHEUS_MULTIPROC_DIR (README "Metrics").
+    # GET /metrics: every worker's when they share PROMETHEUS_MULTIPROC_DIR (docs/operations.md "Metrics").
     metrics = providers.Singleton(PrometheusMetrics)
-    # OpenTelemetry spans when tracing is on (README "Traces"), else a tracer that records nothing.
+    # OpenTelemetry spans when tracing is on (docs/operations.md "Traces and logs"), else a tracer that records nothing.
     tracer = providers.Singleton(service_tracer, enabled=config.tracing.enabled)
 
     database = providers.Singleton(
@@ -119,7 +119,7 @@ class Container(containers.DeclarativeContainer):
         max_overflow=config.database.max_overflow, metrics=metrics,
     )
     message_store = providers.Singleton(SqlAlchemyMessageStore, database=database)
-    # The model-call ledger (every call, priced), its recorder, budgets (README "Cost ledger and budgets").
+    # The model-call ledger (every call, priced), its recorder, budgets (docs/operations.md "Cost ledger and budgets").
     model_calls = providers.Container(
         ModelCallsContainer, config=config, database=database, store=message_store, clock=clock, ids=ids,
         metrics=metrics,

@@ -119,7 +119,7 @@ class Database:
     async def connection(self, operation: str) -> AsyncIterator[AsyncConnection]:
         """One transaction on a Core connection, failing as `transaction` does. For a turn's own
         statements, which need no unit of work: they skip the session's execution path, and a turn's
-        server CPU fell with it and the pings gone (tests/bench/fixed_cost.py, README)."""
+        server CPU fell with it and the pings gone (tests/bench/fixed_cost.py, docs/benchmarks.md)."""
         with self._failures(operation):
             async with self.engine.connect() as connection:
                 transaction = await connection.begin()

@@ -1,5 +1,5 @@
 """Which tracer the service gets: OpenTelemetry's, exporting as the standard `OTEL_*` variables say,
-or none (README "Traces").
+or none (docs/operations.md "Traces and logs").
 
 Tracing is on when `MEMAGENT_TRACING__ENABLED=true`, or when an OTLP endpoint is set
 (`OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`): naming a collector is

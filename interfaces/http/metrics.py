@@ -1,4 +1,4 @@
-"""`GET /metrics`: the Prometheus scrape (README "Metrics" lists the families).
+"""`GET /metrics`: the Prometheus scrape (docs/operations.md "Metrics" lists the families).
 
 Outside `/api/`, so the key gate does not see it: `AuthorizeScrape` checks the account key or the
 metrics token here (no body to guard). The token is compared, never echoed or logged.

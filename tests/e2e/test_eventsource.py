@@ -13,7 +13,7 @@ from tests.service import Service, running_service
 
 # Follows `/api/tasks/{id}/events` for `waitMs` and says what it saw. A server-sent `error` event
 # is a MessageEvent with data; EventSource's own connection error is a plain Event: the listener
-# pattern that the README gives tells them apart.
+# pattern that docs/http-api.md gives tells them apart.
 FOLLOW = """async ([taskId, waitMs]) => {
   const source = new EventSource(`/api/tasks/${taskId}/events`);
   const seen = [];

@@ -188,7 +188,7 @@ def test_a_405_lists_every_method_of_the_path(edge: Edge) -> None:
 
 
 # What the HTTP parser (uvicorn's, before the app runs) makes of headers RFC 9112 forbids: each is
-# refused with 400 and a plain-text body, which the app never sees (README: "What the HTTP edge
+# refused with 400 and a plain-text body, which the app never sees (docs/http-api.md: "What the HTTP edge
 # guarantees").
 MALFORMED_HEADERS = {
     "bare LF": b"GET /healthz HTTP/1.1\nHost: 127.0.0.1\n\n",

@@ -83,7 +83,7 @@ def settled(api: httpx.Client, conversation_id: str) -> dict[str, Any]:
 
 
 def screenshot(tab: Any, name: str) -> None:
-    """The view as a PNG for the README: written where MEMAGENT_SCREENSHOTS points (docs/screenshots
+    """The view as a PNG for docs/chat.md: written where MEMAGENT_SCREENSHOTS points (docs/screenshots
     when they are retaken), and checked to be a real image either way."""
     folder = os.environ.get("MEMAGENT_SCREENSHOTS")
     image: bytes = tab.screenshot(full_page=False)
