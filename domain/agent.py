@@ -13,6 +13,7 @@ from domain.review import KeywordReview
 from domain.user_memory import UserScope
 
 if TYPE_CHECKING:
+    from domain.client_tools import ToolChoice
     from domain.ids import AppId
     from domain.structured_output import OutputFormat
 
@@ -51,6 +52,8 @@ class ModelParams:
     top_p: float | None = None
     # One request's structured output, for a model that takes it itself (never an agent's setting).
     response_format: OutputFormat | None = None
+    # One model call's choice among the client's tools (domain.client_tools): never an agent's setting.
+    tool_choice: ToolChoice | None = None
 
     def __post_init__(self) -> None:
         if self.temperature is not None and not 0.0 <= self.temperature <= 2.0:
@@ -67,6 +70,7 @@ class ModelParams:
             self.max_tokens if call.max_tokens is None else call.max_tokens,
             self.top_p if call.top_p is None else call.top_p,
             call.response_format or self.response_format,
+            call.tool_choice or self.tool_choice,
         )
 
 

@@ -19,6 +19,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from domain.client_tools import ClientToolResult
 from domain.errors import DomainError
 from domain.text import text_problem
 
@@ -31,13 +32,24 @@ class CompletionRole(enum.StrEnum):
     DEVELOPER = "developer"
     USER = "user"
     ASSISTANT = "assistant"
+    TOOL = "tool"  # a client tool's result (domain.client_tools)
 
 
 @dataclass(frozen=True, slots=True)
 class CompletionMessage:
+    """`calls`: an assistant message's calls of client tools, by id; `call_id`: the call a tool
+    message answers."""
+
     role: CompletionRole
     text: str = ""
     image_urls: tuple[str, ...] = ()
+    calls: tuple[str, ...] = ()
+    call_id: str = ""
+
+    @property
+    def inside_a_turn(self) -> bool:
+        """A client tool call or its result: part of one turn, not a (user, assistant) exchange."""
+        return self.role is CompletionRole.TOOL or bool(self.calls)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +61,11 @@ class CompletionTurn:
     image_urls: tuple[str, ...]
     system: str
     history: tuple[tuple[str, str], ...]
+    results: tuple[ClientToolResult, ...] = ()  # the client's tool results, which resume its paused turn
+
+    @property
+    def resumes(self) -> bool:
+        return bool(self.results)
 
     @property
     def fingerprint(self) -> str:
@@ -95,7 +112,10 @@ def read_completion(messages: tuple[CompletionMessage, ...]) -> CompletionTurn:
             raise DomainError(f"messages[{index}]: {problem}")
     system = JOIN.join(m.text.strip() for m in messages
                        if m.role in (CompletionRole.SYSTEM, CompletionRole.DEVELOPER) and m.text.strip())
-    spoken = [m for m in messages if m.role in (CompletionRole.USER, CompletionRole.ASSISTANT)]
+    results = _results(messages)
+    if results:
+        return CompletionTurn("", (), system, (), results)
+    spoken = [m for m in messages if m.role in (CompletionRole.USER, CompletionRole.ASSISTANT) and not m.inside_a_turn]
     last_answer = max((i for i, m in enumerate(spoken) if m.role is CompletionRole.ASSISTANT), default=-1)
     trailing = spoken[last_answer + 1 :]
     query = _asked(trailing)
@@ -103,6 +123,25 @@ def read_completion(messages: tuple[CompletionMessage, ...]) -> CompletionTurn:
         raise DomainError("the messages end without a user message to answer")
     images = tuple(url for m in trailing for url in m.image_urls)
     return CompletionTurn(query, images, system, _pairs(spoken[: last_answer + 1]))
+
+
+def _results(messages: tuple[CompletionMessage, ...]) -> tuple[ClientToolResult, ...]:
+    """The tool messages that end the request, answering the calls of the assistant message before
+    them; none when it ends otherwise."""
+    end = len(messages)
+    while end > 0 and messages[end - 1].role is CompletionRole.TOOL:
+        end -= 1
+    trailing = messages[end:]
+    if not trailing:
+        return ()
+    # Alone, they answer the calls of the response they follow (the Responses API's previous_response_id).
+    calls = messages[end - 1].calls if end > 0 else None
+    if calls is not None and not calls:
+        raise DomainError("tool messages must follow the assistant message whose tool_calls they answer")
+    for message in trailing:
+        if calls is not None and message.call_id not in calls:
+            raise DomainError(f"a tool message answers {message.call_id!r}, which the assistant message did not call")
+    return tuple(ClientToolResult(m.call_id, m.text) for m in trailing)
 
 
 def _pairs(spoken: list[CompletionMessage]) -> tuple[tuple[str, str], ...]:

@@ -20,6 +20,8 @@ class ThoughtEvent(enum.StrEnum):
     AGENT_MESSAGE = "agent_message"
     AGENT_ACTION = "agent_action"
     DATASET_RETRIEVAL = "dataset_retrieval"
+    # The model called the client's own tools (domain.client_tools): the turn waits for their results.
+    CLIENT_TOOL_CALLS = "client_tool_calls"
     AGENT_END = "agent_end"
     STOP = "stop"
     ERROR = "error"

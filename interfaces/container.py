@@ -19,11 +19,13 @@ from application.accounts.revoke_api_key import RevokeApiKey
 from application.agents.cached_agent_store import CachedAgentStore
 from application.background_jobs import JobRoutes
 from application.chat_turn.agent_loop import AgentLoop
+from application.chat_turn.client_tool_relay import ClientToolRelay
 from application.chat_turn.complete_chat import CompleteChat
 from application.chat_turn.context_conversation import ContextConversation
 from application.chat_turn.launch_turn import LaunchTurn
 from application.chat_turn.preparing_gate import PreparingGate
 from application.chat_turn.regenerate_answer import RegenerateAnswer
+from application.chat_turn.resume_turn import ResumeTurn
 from application.chat_turn.run_chat_turn import RunChatTurn, TurnLimits
 from application.chat_turn.save_outcome import SaveOutcome
 from application.chat_turn.start_chat_turn import InputLimits, StartChatTurn
@@ -53,9 +55,11 @@ from domain.rate_limits import RateLimits
 from domain.tools import RetryPolicy
 from infrastructure.embeddings.lexical import LexicalEmbedder
 from infrastructure.embeddings.local_embedder import local_embedder
+from infrastructure.events.inprocess_client_tool_exchange import InProcessClientToolExchange
 from infrastructure.events.inprocess_event_log import InProcessEventLog
 from infrastructure.events.inprocess_task_control import InProcessTaskControl
 from infrastructure.events.inprocess_task_presence import InProcessTaskPresence
+from infrastructure.events.redis_client_tool_exchange import RedisClientToolExchange
 from infrastructure.events.redis_event_log import RedisEventLog
 from infrastructure.events.redis_task_control import RedisTaskControl
 from infrastructure.events.redis_task_presence import RedisTaskPresence
@@ -141,6 +145,12 @@ class Container(containers.DeclarativeContainer):
         config.events.backend,
         inprocess=providers.Singleton(InProcessTaskControl),
         redis=providers.Singleton(RedisTaskControl, client=redis),
+    )
+    # Turns paused for their client's own tools, found by any worker (application/chat_turn/client_tool_relay.py).
+    client_tool_exchange = providers.Selector(
+        config.events.backend,
+        inprocess=providers.Singleton(InProcessClientToolExchange),
+        redis=providers.Singleton(RedisClientToolExchange, client=redis),
     )
     task_presence = providers.Selector(
         config.events.backend,
@@ -281,6 +291,9 @@ class Container(containers.DeclarativeContainer):
         new_watch=providers.Factory(
             TurnWatch, tasks=task_control, presence=task_presence, clock=clock, times=turn_limits.provided.watch
         ).provider,
+        new_relay=providers.Factory(
+            ClientToolRelay, exchange=client_tool_exchange, timeout=config.turn.client_tool_timeout
+        ).provider,
         schemas=schema_check,
     )
     run_turn = providers.Singleton(
@@ -313,7 +326,8 @@ class Container(containers.DeclarativeContainer):
     stop_task = providers.Singleton(StopTask, tasks=task_control, store=message_store)
     stop_message = providers.Singleton(StopMessage, store=message_store, stop=stop_task)
     complete_chat = providers.Singleton(
-        CompleteChat, models=agents.list_models, store=message_store, start=start_turn, schemas=schema_check
+        CompleteChat, models=agents.list_models, store=message_store, start=start_turn, schemas=schema_check,
+        resume=providers.Singleton(ResumeTurn, exchange=client_tool_exchange, models=agents.list_models),
     )
     context_conversation = providers.Singleton(ContextConversation, store=message_store, ids=ids)
     read_history = providers.Singleton(ReadHistory, store=message_store)

@@ -214,6 +214,10 @@ class TurnSettings(BaseModel):
     # seconds between sweeps that end turns whose worker is gone
     sweep_interval: float = Field(30.0, gt=0)
     tool_timeout: float = Field(30.0, gt=0)
+    client_tool_timeout: float = Field(
+        300.0, gt=0, description="seconds a turn paused for its client's own tools waits for their results, then "
+        "it ends as stopped; the pause counts against `timeout`",
+    )
     tool_retries: int = Field(2, ge=0)
     tool_retry_delay: float = Field(1.0, ge=0)
     max_query_bytes: int = Field(32 * 1024, gt=0)

@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 from contextlib import aclosing
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from application.chat_turn.tool_round import ToolRound
 from application.errors import InvalidOutput
 from domain.agent import AgentMode, ModelParams
+from domain.client_tools import AUTO
 from domain.messages import Block, Msg, Role, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 from domain.react import parse_react_output, react_instructions
 from domain.streaming import Release, shown_so_far
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
     from application.chat_turn.turn_tools import TurnTools
     from application.ports.chat_model import ChatModel
     from application.ports.runtime import IdGenerator, Tokenizer
+    from domain.client_tools import ToolChoice
     from domain.ids import ThoughtId
 
 ANSWER_NOW = "You have used all tool rounds. Answer the user now from what you have, without tools."
@@ -66,17 +69,6 @@ def prompt_snapshot(messages: Sequence[Msg]) -> str:
     )
 
 
-def _keyed(calls: Sequence[ToolCall], values: Sequence[Any]) -> dict[str, Any]:
-    """`{tool name: value}`, with `#n` added when one round calls a tool twice."""
-    keyed: dict[str, Any] = {}
-    for call, value in zip(calls, values, strict=True):
-        key, n = call.name, 2
-        while key in keyed:
-            key, n = f"{call.name}#{n}", n + 1
-        keyed[key] = value
-    return keyed
-
-
 class AgentLoop:
     def __init__(
         self,
@@ -93,6 +85,7 @@ class AgentLoop:
         self._events = events
         self._tokenizer = tokenizer
         self._ids = ids
+        self._round = ToolRound(tools, executor, events, ids)
         self.state = LoopState()
 
     @property
@@ -114,13 +107,15 @@ class AgentLoop:
         if output is not None:
             messages = self._with_system(messages, output.instructions)
             params = output.params(params)
+        choice = self._tools.client.tools.choice if self._tools.client is not None else AUTO
         for round_no in range(max_rounds + 1):
             last_round = round_no == max_rounds
             if last_round and tools and mode is not AgentMode.CHAT:
                 messages = [*messages, self._note(ANSWER_NOW)]
-            offered = tools if mode is AgentMode.FUNCTION_CALLING and not last_round else []
+            offered = self._tools.offered(choice) if mode is AgentMode.FUNCTION_CALLING and not last_round else []
             react = mode is AgentMode.REACT and not last_round
-            reply = await self._step(messages, offered, _release(react, bool(offered), stream_thoughts, output), params)
+            release = _release(react, bool(offered), stream_thoughts, output)
+            reply = await self._step(messages, offered, release, _choosing(params, choice, bool(offered)))
             if react:
                 reply = self._parse_react(reply)
             if not reply.calls:
@@ -128,7 +123,7 @@ class AgentLoop:
                     reply = await self._repaired(messages, reply, output, params)
                 await self._answer(reply)
                 return self.state
-            results = await self._run_tools(reply)
+            results, choice = await self._round.run(reply, self.state.usage)
             messages = [*messages, *self._follow_up(reply, results, mode)]
         raise AssertionError("unreachable: the last round offers no tools")
 
@@ -195,35 +190,6 @@ class AgentLoop:
             prompt=reply.prompt, answer=reply.text,
         )
 
-    async def _run_tools(self, reply: StepReply) -> list[ToolResult]:
-        tool_names = ";".join(c.name for c in reply.calls)
-        tool_input = _keyed(reply.calls, [dict(c.arguments) for c in reply.calls])
-        await self._events.publish(
-            ThoughtEvent.AGENT_THOUGHT, reply.thought_id, usage=reply.usage,
-            thought=reply.text, tool=tool_names, tool_input=tool_input,
-        )
-        started = self._events.elapsed
-        ran = await self._executor.run_all(reply.calls, self._tools.sequential)
-        results = [replace(r, output=storable(r.output)) for r in ran]
-        took = self._events.elapsed - started
-        observation = json.dumps(_keyed(reply.calls, [r.output for r in results]), ensure_ascii=False)
-        self._events.record_step(
-            reply.thought_id, ThoughtEvent.AGENT_THOUGHT, usage=reply.usage, latency=reply.latency,
-            tool_input=tool_input, thought=reply.text, tool=tool_names, observation=observation,
-            prompt=reply.prompt,
-        )
-        for call, result in zip(reply.calls, results, strict=True):
-            event = self._tools.event_for(call.name)
-            await self._events.publish(
-                event, reply.thought_id, tool=call.name, tool_input=dict(call.arguments), observation=result.output
-            )
-            # Each call is its own step too, so the trace shows what every tool was given and gave back.
-            self._events.record_step(
-                self._events.new_id(), event, latency=took, tool_input=dict(call.arguments), tool=call.name,
-                observation=result.output,
-            )
-        return results
-
     def _follow_up(self, reply: StepReply, results: list[ToolResult], mode: AgentMode) -> list[Msg]:
         if mode is AgentMode.REACT:
             said = self._msg(Role.ASSISTANT, (TextBlock(reply.text or "(calling a tool)"),))
@@ -281,6 +247,13 @@ def _release(react: bool, offered: bool, stream_thoughts: bool, output: OutputCh
     if react:
         return Release.REACT
     return Release.HELD if offered and not stream_thoughts else Release.AT_ONCE
+
+
+def _choosing(params: ModelParams | None, choice: ToolChoice, offered: bool) -> ModelParams | None:
+    """The call's parameters with the client's forced tool choice, when it offers tools."""
+    if not offered or not choice.forces:
+        return params
+    return replace(params or ModelParams(), tool_choice=choice)
 
 
 def _storable_call(call: ToolCall) -> ToolCall:

@@ -5,7 +5,8 @@ turn, system messages add to the agent's prompt for this turn, and the earlier (
 pairs find the conversation. The conversation is, in this order: the one of the message it follows
 (the Responses API's `previous_response_id`); the one the client names; the end user's conversation
 of that agent whose completed turns are the pairs it resent; a new one. Then the turn starts
-exactly as `/api/chat` starts it (StartChatTurn).
+exactly as `/api/chat` starts it (StartChatTurn). A request whose messages end with the results of
+the client's own tools resumes the turn that paused for them instead (ResumeTurn).
 """
 
 from __future__ import annotations
@@ -13,19 +14,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from application.chat_turn.turn import ChatRequest
+from application.chat_turn.turn import ChatRequest, TurnHandle
 from application.conversations.visibility import visible_message
 from application.errors import InvalidParameter
 from domain.agents import EntryPoint
-from domain.chat_completions import CompletionMessage, read_completion
+from domain.chat_completions import CompletionMessage, CompletionTurn, read_completion
+from domain.client_tools import AUTO, ClientTools, Resumption
 from domain.errors import DomainError
 from domain.structured_output import OutputKind
 from domain.viewers import ACCOUNT_ITSELF, Viewer
 
 if TYPE_CHECKING:
     from application.agents.list_models import ListModels
+    from application.chat_turn.resume_turn import ResumeTurn
     from application.chat_turn.start_chat_turn import StartChatTurn
-    from application.chat_turn.turn import TurnHandle
     from application.ports.message_store import MessageStore
     from application.ports.schema_check import SchemaCheck
     from domain.agent import ModelParams
@@ -45,20 +47,41 @@ class CompletionRequest:
     key_id: str | None = None  # the API key's id, for its rate limits
     output: OutputFormat | None = None  # `response_format`: the structured output the answer must be
     after: MessageId | None = None  # a message whose conversation the turn continues (`previous_response_id`)
+    client_tools: ClientTools | None = None  # `tools` and `tool_choice`: the client's own (domain.client_tools)
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """The turn that answers a request; `resumed`: the calls of the pause it resumed, whose events
+    after that pause are the answer (none: a new turn, answered from its start)."""
+
+    handle: TurnHandle
+    resumed: tuple[str, ...] = ()
 
 
 class CompleteChat:
-    def __init__(self, models: ListModels, store: MessageStore, start: StartChatTurn, schemas: SchemaCheck) -> None:
+    def __init__(
+        self, models: ListModels, store: MessageStore, start: StartChatTurn, schemas: SchemaCheck, resume: ResumeTurn
+    ) -> None:
         self._models = models
         self._store = store
         self._start = start
         self._schemas = schemas
+        self._resume = resume
 
-    async def __call__(self, request: CompletionRequest) -> TurnHandle:
+    async def __call__(self, request: CompletionRequest) -> Completion:
         try:
             turn = read_completion(request.messages)
         except DomainError as bad:
             raise InvalidParameter(f"messages: {bad}.", "messages") from bad
+        if turn.resumes:
+            choice = request.client_tools.choice if request.client_tools is not None else AUTO
+            viewer = Viewer(request.owner, request.end_user, request.key_agent)
+            handle, resumed = await self._resume(viewer, request.model, Resumption(turn.results, choice))
+            return Completion(handle, resumed)
+        return Completion(await self._start_turn(request, turn))
+
+    async def _start_turn(self, request: CompletionRequest, turn: CompletionTurn) -> TurnHandle:
         self._check_schema(request.output)
         agent_id, version = await self._models.find(request.owner, request.key_agent, request.model)
         conversation = request.conversation_id
@@ -77,6 +100,7 @@ class CompleteChat:
             # A history no conversation holds (edited, trimmed, from elsewhere): the new conversation
             # continues it, so that the client's next request, resending it, finds this one.
             history_prefix=turn.fingerprint if conversation is None else "", output=request.output,
+            client_tools=request.client_tools,
         ))
 
     def _check_schema(self, output: OutputFormat | None) -> None:

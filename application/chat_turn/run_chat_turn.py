@@ -36,6 +36,11 @@ log = logging.getLogger(__name__)
 
 INPUT_REVIEW_HIT = "The input review matched a blocked keyword; the preset answer ended the turn."
 
+_STOPPED_BECAUSE = {
+    StopReason.CLIENT_GONE: "No client followed the turn any more.",
+    StopReason.NO_TOOL_RESULTS: "The client did not send the results of its tools in time.",
+}
+
 _TERMINAL = {
     MessageStatus.NORMAL: ThoughtEvent.AGENT_END,
     MessageStatus.STOP: ThoughtEvent.STOP,
@@ -97,9 +102,7 @@ class RunChatTurn:
             limit = self._limits.turn_timeout
             status, error = MessageStatus.TIMEOUT, f"The turn ran past its limit of {limit:g} s."
         except StopRequested as stopped:
-            status = MessageStatus.STOP
-            gone = stopped.reason is StopReason.CLIENT_GONE
-            error = "No client followed the turn any more." if gone else ""
+            status, error = MessageStatus.STOP, _STOPPED_BECAUSE.get(stopped.reason, "")
         except asyncio.CancelledError:  # the server is shutting down: keep what the turn has so far
             status, error = MessageStatus.STOP, "The server shut down during the turn."
         except ApplicationError as failure:

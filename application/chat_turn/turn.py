@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from application.chat_turn.turn_quota import NO_LIMITS, Admission
 from domain.agent import AgentConfig, ModelParams
 from domain.agents import EntryPoint
+from domain.client_tools import ClientTools
 from domain.conversation import Conversation, Message
 from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId, TaskId
 from domain.structured_output import OutputFormat
@@ -38,6 +39,7 @@ class ChatRequest:
     new_conversation_id: ConversationId | None = None
     key_id: str | None = None  # the API key's id, whose rate limits the turn counts under (None: no key)
     output: OutputFormat | None = None  # the structured output the answer must be (/v1's `response_format`)
+    client_tools: ClientTools | None = None  # the tools the request's client runs itself (/v1's `tools`)
 
     @property
     def viewer(self) -> Viewer:
@@ -61,6 +63,7 @@ class Turn:
     replaces: tuple[MessageId, ...] = ()  # a regeneration's siblings: its window leaves them out
     admission: Admission = NO_LIMITS  # its hold on its rate-limit slots (turn_quota.py)
     output: OutputFormat | None = None  # the structured output its answer must be
+    client_tools: ClientTools | None = None  # its client's own tools (domain.client_tools)
 
     @property
     def handle(self) -> TurnHandle:

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from application.chat_turn.agent_loop import AgentLoop
+    from application.chat_turn.client_tool_relay import ClientToolRelay
     from application.chat_turn.tool_executor import ToolExecutor
     from application.chat_turn.turn import Turn
     from application.chat_turn.turn_events import TurnEvents
@@ -42,8 +43,9 @@ class TurnKit:
 @dataclass(frozen=True, slots=True)
 class TurnParts:
     """Each factory is called with the per-turn values by keyword, its other arguments bound:
-    `new_events(turn=)`, `new_tools(config=, owner=)`, `new_executor(toolbox=, offered=)`,
-    `new_loop(model=, tools=, executor=, events=)`, `new_watch(info=)`; the model is the agent's
+    `new_events(turn=)`, `new_tools(config=, owner=, client=)`, `new_executor(toolbox=, offered=)`,
+    `new_loop(model=, tools=, executor=, events=)`, `new_watch(info=)`, `new_relay(events=, watch=,
+    info=, tools=)` (a turn with client tools only); the model is the agent's
     profile's, from `models`. `metrics`, `tracer` and `preparing` (how many turns prepare their
     prompt at once) and `schemas` (structured output's checks) are shared by every turn."""
 
@@ -54,21 +56,25 @@ class TurnParts:
     new_executor: Callable[..., ToolExecutor]
     new_loop: Callable[..., AgentLoop]
     new_watch: Callable[..., TurnWatch]
+    new_relay: Callable[..., ClientToolRelay]
     schemas: SchemaCheck
     tracer: Tracer = NO_TRACER
     preparing: PreparingGate = field(default_factory=PreparingGate)
 
     def for_turn(self, turn: Turn) -> TurnKit:
         events = self.new_events(turn=turn)
-        tools = self.new_tools(config=turn.config, owner=turn.message.owner)
+        info = TaskInfo.of(turn.message)
+        watch = self.new_watch(info=info)
+        relay = None
+        if turn.client_tools is not None:
+            relay = self.new_relay(events=events, watch=watch, info=info, tools=turn.client_tools)
+        tools = self.new_tools(config=turn.config, owner=turn.message.owner, client=relay)
         model = self.models.get(turn.config.model)
         if model is None:  # ResolveConfig refuses a turn whose profile is not configured
             raise AssertionError(f"no model profile {turn.config.model!r}")
         executor = self.new_executor(toolbox=tools, offered=tools.names)
         loop = self.new_loop(model=model, tools=tools, executor=executor, events=events)
-        message = turn.message
-        info = TaskInfo.of(message)
-        return TurnKit(events, loop, self.new_watch(info=info))
+        return TurnKit(events, loop, watch)
 
     def output_check(self, turn: Turn, model: ChatModel) -> OutputCheck | None:
         """The turn's structured output against `model`, or None when it asked for none."""

@@ -10,6 +10,7 @@ task, `AgentLoop._step`'s `aclosing` closes the upstream model stream, tokens st
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
 import logging
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from application.errors import ApplicationError
 
 if TYPE_CHECKING:
-    from collections.abc import Coroutine
+    from collections.abc import Coroutine, Iterator
 
     from application.ports.runtime import Clock
     from application.ports.task_control import TaskControl, TaskInfo
@@ -30,6 +31,7 @@ log = logging.getLogger(__name__)
 class StopReason(enum.StrEnum):
     REQUESTED = "requested"
     CLIENT_GONE = "client_gone"
+    NO_TOOL_RESULTS = "no_tool_results"  # paused for the client's tools, whose results never came
 
 
 class StopRequested(Exception):
@@ -79,6 +81,18 @@ class TurnWatch:
         self._last_client_check: float | None = None
         self._grace_from: float | None = None  # a missing client lease is no client gone within a grace of this
         self._beaten = False
+        self._paused = False
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """While the turn waits for its client's tool results no client follows it, and none needs
+        to: only a stop is watched for. The client that resumes it gets a whole grace period."""
+        self._paused = True
+        try:
+            yield
+        finally:
+            self._paused = False
+            self._grace_from = self._clock.monotonic()
 
     async def run(self, work: Coroutine[Any, Any, None]) -> None:
         """Run `work` to its end, or raise StopRequested once it is stopped and cancelled."""
@@ -130,7 +144,9 @@ class TurnWatch:
         try:
             if await self._tasks.stop_requested(self._task_id):
                 return StopReason.REQUESTED
-            if self._client_check_due() and not await self._presence.client_attached(self._task_id):
+            if self._paused or not self._client_check_due():
+                return None
+            if not await self._presence.client_attached(self._task_id):
                 return StopReason.CLIENT_GONE if await self._client_left() else None
         except ApplicationError as failure:
             # A failed check is no news: the turn goes on and the next interval asks again.

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from application.errors import EventStoreUnavailable, NotFound
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+    from collections.abc import AsyncGenerator, Sequence
 
     from application.ports.event_log import EventLog, LoggedEvent
     from application.ports.message_store import MessageStore
@@ -57,7 +57,7 @@ class FollowTask:
             seen = (await self._events.read(task_id, 0, 0))[-1:]
         return bool(seen) and seen[0].thought.event.is_terminal
 
-    async def __call__(self, task_id: TaskId, after: int = 0) -> AsyncIterator[LoggedEvent | None]:
+    async def __call__(self, task_id: TaskId, after: int = 0) -> AsyncGenerator[LoggedEvent | None]:
         """Yields events one at a time up to the terminal one, and None after `keepalive` seconds of
         silence (`batches` says more). Check ownership with `owned` first."""
         async with aclosing(self.batches(task_id, after)) as batches:  # closed with this one, not later

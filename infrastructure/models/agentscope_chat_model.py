@@ -23,6 +23,7 @@ from agentscope import message as am
 
 from application.errors import ModelError
 from application.ports.chat_model import ChatModel, ModelChunk
+from domain.client_tools import ChoiceMode
 from domain.tools import ToolCall, ToolSpec
 from infrastructure.models.agentscope_convert import to_agentscope
 from infrastructure.models.openai_convert import openai_sampling, openai_tools
@@ -93,9 +94,11 @@ class AgentScopeChatModel(ChatModel):
         self, messages: Sequence[Msg], tools: Sequence[ToolSpec], names: ToolNames, params: ModelParams | None
     ) -> ChatResponse | AsyncGenerator[ChatResponse, None]:
         model = self._agentscope_model()
+        choice = _tool_choice(params, names) if tools else None
         try:
             return await model(
-                to_agentscope(messages, names.wire), tools=openai_tools(tools, names) or None, **openai_sampling(params)
+                to_agentscope(messages, names.wire), tools=openai_tools(tools, names) or None, tool_choice=choice,
+                **openai_sampling(params),
             )
         except Exception as error:
             raise self._errors.translate(error) from error
@@ -164,3 +167,13 @@ def _credential(credential_class: Any, given: Mapping[str, Any], config: Provide
     ours = {"api_key": config.api_key or NO_KEY, "base_url": config.base_url}
     fields = credential_class.model_fields
     return credential_class(**{k: v for k, v in ours.items() if k in fields and v is not None} | dict(given))
+
+
+def _tool_choice(params: ModelParams | None, names: ToolNames) -> Any:
+    """The call's forced choice among its tools, in AgentScope's terms (None: the model decides)."""
+    from agentscope.tool import ToolChoice  # imported with the model, on first use (see above)
+
+    choice = params.tool_choice if params is not None else None
+    if choice is None or not choice.forces:
+        return None
+    return ToolChoice(mode="required" if choice.mode is ChoiceMode.REQUIRED else names.wire(choice.name))

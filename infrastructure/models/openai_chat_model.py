@@ -32,6 +32,7 @@ from infrastructure.models.openai_convert import (
     openai_messages,
     openai_response_format,
     openai_sampling,
+    openai_tool_choice,
     openai_tools,
 )
 from infrastructure.models.openai_errors import ModelErrors, is_transient, retry_after
@@ -120,6 +121,7 @@ class OpenAIChatModel(ChatModel):
         request.update(openai_response_format(params))
         if tools:
             request["tools"] = openai_tools(tools, names)
+            request.update(openai_tool_choice(params, names))
         return request
 
     async def _connect(self, request: dict[str, Any]) -> _Upstream:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from domain.client_tools import ChoiceMode
 from domain.messages import ImageBlock, Msg, Role, TextBlock, ToolResultBlock, ToolUseBlock
 from domain.structured_output import OutputKind
 
@@ -25,6 +26,17 @@ def openai_response_format(params: ModelParams | None) -> dict[str, Any]:
         return {"response_format": {"type": "json_object"}}
     schema = {"name": output.name, "schema": dict(output.schema), "strict": output.strict}
     return {"response_format": {"type": "json_schema", "json_schema": schema}}
+
+
+def openai_tool_choice(params: ModelParams | None, names: ToolNames) -> dict[str, Any]:
+    """The call's forced tool choice (`required`, or a named function by its wire name); none: `{}`,
+    which leaves the model to decide (`auto`)."""
+    choice = params.tool_choice if params is not None else None
+    if choice is None or not choice.forces:
+        return {}
+    if choice.mode is ChoiceMode.REQUIRED:
+        return {"tool_choice": "required"}
+    return {"tool_choice": {"type": "function", "function": {"name": names.wire(choice.name)}}}
 
 
 def openai_sampling(params: ModelParams | None) -> dict[str, Any]:

@@ -268,7 +268,8 @@ def _busy(message: Message) -> Conflict:
             f"Conversation {message.conversation_id!r} has a turn running, or a newer message than "
             f"{message.parent_message_id!r}: only the latest answer can be regenerated."
         )
-    return Conflict(f"Conversation {message.conversation_id!r} already has a turn running.")
+    return Conflict(f"Conversation {message.conversation_id!r} already has a turn running, or paused for the "
+                    "results of its client's tools (send them to resume it, or stop it).")
 
 
 def list_messages_query(

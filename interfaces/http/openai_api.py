@@ -18,7 +18,7 @@ from fastapi.sse import EventSourceResponse
 
 from application.accounts.authenticate import Caller
 from application.agents.list_models import ListModels
-from application.chat_turn.complete_chat import CompleteChat, CompletionRequest
+from application.chat_turn.complete_chat import CompleteChat, Completion, CompletionRequest
 from application.chat_turn.turn import TurnHandle
 from application.tasks.follow_task import FollowTask
 from application.tasks.stop_message import StopMessage
@@ -81,22 +81,25 @@ async def chat_completions(
     body.check_supported()
     viewer = viewer_of(caller, body.user)
     named = conversation_header or body.conversation()
-    handle = await complete(CompletionRequest(
+    completion = await complete(CompletionRequest(
         owner=caller.owner, model=body.model, messages=body.completion_messages(), end_user=viewer.end_user,
         key_agent=caller.agent_id, conversation_id=ConversationId(named) if named else None, params=body.params(),
-        key_id=caller.key_id, output=body.output(),
+        key_id=caller.key_id, output=body.output(), client_tools=body.client_tools(),
     ))
+    handle = completion.handle
     headers = turn_headers(handle)
     if body.stream:
         include_usage = body.stream_options is not None and body.stream_options.include_usage
-        chunks = completion_chunks(follow(handle.task_id), handle, body.model, include_usage)
+        chunks = completion_chunks(follow(handle.task_id), handle, body.model, include_usage, completion.resumed)
         return EventSourceResponse(chunks, headers=headers | {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
-    return await whole_answer(follow, handle, body.model, headers)
+    return await whole_answer(follow, completion, body.model, headers)
 
 
-async def whole_answer(follow: FollowTask, handle: TurnHandle, model: str, headers: dict[str, str]) -> JSONResponse:
-    """`stream: false`: the completion once the turn has ended, or the error it ended with."""
-    collected = await collect(follow(handle.task_id))
+async def whole_answer(follow: FollowTask, completion: Completion, model: str, headers: dict[str, str]) -> JSONResponse:
+    """`stream: false`: the completion once the turn has ended or paused for the client's tools, or
+    the error it ended with."""
+    handle = completion.handle
+    collected = await collect(follow(handle.task_id), completion.resumed)
     failure = failure_of(collected)
     if failure is not None:
         # The turn is stored (as `error`/`timeout`) and its model calls were retried already: a

@@ -9,12 +9,16 @@
   with `stop`; an error or a timeout with an `error` object, as OpenAI streams report failures
   (not streamed: an error answer, 500 or 504, `failure_of`).
 - With `stream_options.include_usage`, a last chunk with no choices carries the usage.
+- `client_tool_calls` (the model called the client's own tools) ends the answer: its calls are the
+  message's `tool_calls`, with `finish_reason: "tool_calls"`. The request that resumes the turn
+  answers from the events after that pause (`after_pause`), its usage what the turn consumed since.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +29,7 @@ from domain.thoughts import AgentThought, ThoughtEvent
 from interfaces.http.openai_schemas import chunk_data, completion_data
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncGenerator, AsyncIterator
 
     from application.chat_turn.turn import TurnHandle
     from application.ports.event_log import LoggedEvent
@@ -33,11 +37,38 @@ if TYPE_CHECKING:
 DONE = b"data: [DONE]\n\n"
 
 
-def usage_of(end: AgentThought | None) -> dict[str, int]:
-    if end is None:
-        return {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
-    return {"prompt_tokens": end.message_token_count, "completion_tokens": end.answer_token_count,
-            "total_tokens": end.total_token_count}
+def usage_of(end: AgentThought | None, since: AgentThought | None = None) -> dict[str, int]:
+    """The tokens the turn consumed by `end`, less those it had by `since` (an earlier pause)."""
+    counts = [0, 0]
+    for thought, sign in ((end, 1), (since, -1)):
+        if thought is not None:
+            counts[0] += sign * thought.message_token_count
+            counts[1] += sign * thought.answer_token_count
+    prompt, completion = max(0, counts[0]), max(0, counts[1])
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+def tool_calls_of(paused: AgentThought) -> list[dict[str, Any]]:
+    """A pause's calls of the client's tools, as Chat Completions' `tool_calls`."""
+    return [{"id": call["id"], "type": "function",
+             "function": {"name": call["name"], "arguments": json.dumps(call["arguments"], ensure_ascii=False)}}
+            for call in paused.tool_input.get("calls", ())]
+
+
+async def after_pause(
+    events: AsyncIterator[LoggedEvent | None], call_ids: tuple[str, ...], pauses: list[AgentThought]
+) -> AsyncIterator[LoggedEvent | None]:
+    """The events after the pause for `call_ids` (none given: all of them); the pause is put in
+    `pauses`."""
+    waiting = bool(call_ids)
+    async for logged in events:
+        if not waiting:
+            yield logged
+        elif logged is not None and logged.thought.event is ThoughtEvent.CLIENT_TOOL_CALLS:
+            listed = tuple(call["id"] for call in logged.thought.tool_input.get("calls", ()))
+            if listed == call_ids:
+                waiting = False
+                pauses.append(logged.thought)
 
 
 def step_extension(thought: AgentThought) -> dict[str, Any]:
@@ -80,6 +111,8 @@ class Collected:
     deltas: dict[str, list[str]] = field(default_factory=dict)
     last_id: str = ""
     end: AgentThought | None = None
+    paused: AgentThought | None = None  # the pause for the client's tools that ended this request's answer
+    since: AgentThought | None = None  # the pause this request resumed from
 
     @property
     def answer(self) -> str:
@@ -88,24 +121,37 @@ class Collected:
         return self.end.answer if self.end is not None and self.end.event is ThoughtEvent.AGENT_END else streamed
 
 
-async def collect(events: AsyncIterator[LoggedEvent | None]) -> Collected:
-    collected = Collected()
-    async for logged in events:
-        if logged is None:
-            continue
-        thought = logged.thought
-        if thought.event is ThoughtEvent.AGENT_MESSAGE:
-            collected.deltas.setdefault(thought.id, []).append(thought.answer)
-            collected.last_id = thought.id
-        elif thought.event.is_terminal:
-            collected.end = thought
+async def collect(events: AsyncGenerator[LoggedEvent | None], resumed: tuple[str, ...] = ()) -> Collected:
+    """The turn's answer up to its end or its next pause; `resumed`: the calls of the pause this
+    request resumes, whose earlier events are not its answer."""
+    collected, pauses = Collected(), list[AgentThought]()
+    async with aclosing(events):
+        async for logged in after_pause(events, resumed, pauses):
+            if logged is None:
+                continue
+            thought = logged.thought
+            if thought.event is ThoughtEvent.AGENT_MESSAGE:
+                collected.deltas.setdefault(thought.id, []).append(thought.answer)
+                collected.last_id = thought.id
+            elif thought.event is ThoughtEvent.CLIENT_TOOL_CALLS:
+                collected.paused = thought
+                break
+            elif thought.event.is_terminal:
+                collected.end = thought
+    collected.since = pauses[0] if pauses else None
     return collected
 
 
 def completion_of(collected: Collected, handle: TurnHandle, model: str) -> dict[str, Any]:
-    end = collected.end
+    end, paused = collected.end, collected.paused
+    if paused is not None:
+        body = completion_data(handle.message_id, model, int(time.time()), collected.answer or None, "tool_calls",
+                               usage_of(paused, collected.since))
+        body["choices"][0]["message"]["tool_calls"] = tool_calls_of(paused)
+        return body
     reason = finish_reason_of(end) if end is not None else None
-    return completion_data(handle.message_id, model, int(time.time()), collected.answer, reason, usage_of(end))
+    return completion_data(handle.message_id, model, int(time.time()), collected.answer, reason,
+                           usage_of(end, collected.since))
 
 
 def _frame(data: dict[str, Any]) -> bytes:
@@ -113,34 +159,50 @@ def _frame(data: dict[str, Any]) -> bytes:
 
 
 async def completion_chunks(
-    events: AsyncIterator[LoggedEvent | None], handle: TurnHandle, model: str, include_usage: bool
+    events: AsyncGenerator[LoggedEvent | None], handle: TurnHandle, model: str, include_usage: bool,
+    resumed: tuple[str, ...] = (),
 ) -> AsyncIterator[bytes]:
+    """`resumed`: the calls of the pause this request resumes (after_pause)."""
     created, message_id = int(time.time()), handle.message_id
     yield _frame(chunk_data(message_id, model, created, {"role": "assistant", "content": ""}))
     end: AgentThought | None = None
+    pauses: list[AgentThought] = []
     try:
-        async for logged in events:
-            if logged is None:
-                yield KEEPALIVE_COMMENT
-                continue
-            thought = logged.thought
-            if thought.event is ThoughtEvent.AGENT_MESSAGE:
-                if thought.answer:
-                    yield _frame(chunk_data(message_id, model, created, {"content": thought.answer}))
-            elif thought.event.is_terminal:
-                end = thought
-            else:
-                yield _frame(chunk_data(message_id, model, created, {}, memagent=step_extension(thought)))
+        async with aclosing(events):
+            async for logged in after_pause(events, resumed, pauses):
+                if logged is None:
+                    yield KEEPALIVE_COMMENT
+                    continue
+                thought = logged.thought
+                if thought.event is ThoughtEvent.AGENT_MESSAGE:
+                    if thought.answer:
+                        yield _frame(chunk_data(message_id, model, created, {"content": thought.answer}))
+                elif thought.event.is_terminal or thought.event is ThoughtEvent.CLIENT_TOOL_CALLS:
+                    end = thought
+                    break
+                else:
+                    yield _frame(chunk_data(message_id, model, created, {}, memagent=step_extension(thought)))
     except ApplicationError as failure:
         yield _frame({"error": {"message": failure.message, "type": "server_error", "param": None,
                                 "code": failure.code}})
         yield DONE
         return
-    if end is not None and finish_reason_of(end) is None:
-        yield _frame(error_of(end))
-    elif end is not None:
-        yield _frame(chunk_data(message_id, model, created, {}, finish_reason_of(end)))
+    for frame in _closing_frames(end, message_id, model, created):
+        yield frame
     if include_usage:
         yield _frame({"id": message_id, "object": "chat.completion.chunk", "created": created, "model": model,
-                      "choices": [], "usage": usage_of(end)})
+                      "choices": [], "usage": usage_of(end, pauses[0] if pauses else None)})
     yield DONE
+
+
+def _closing_frames(end: AgentThought | None, message_id: str, model: str, created: int) -> list[bytes]:
+    """The last chunk: the client's tool calls, the finish reason, or the error."""
+    if end is None:
+        return []
+    if end.event is ThoughtEvent.CLIENT_TOOL_CALLS:
+        calls = [{"index": index, **call} for index, call in enumerate(tool_calls_of(end))]
+        return [_frame(chunk_data(message_id, model, created, {"tool_calls": calls})),
+                _frame(chunk_data(message_id, model, created, {}, "tool_calls"))]
+    if finish_reason_of(end) is None:
+        return [_frame(error_of(end))]
+    return [_frame(chunk_data(message_id, model, created, {}, finish_reason_of(end)))]

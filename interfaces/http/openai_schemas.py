@@ -1,11 +1,13 @@
 """The body of `POST /v1/chat/completions`, as OpenAI's API defines it, read into memagent's terms.
 
 Parameters stock clients send and memagent has no use for (penalties, seed, `stop`, `store`…) are
-accepted and ignored. Those whose meaning memagent cannot honour are refused with 400
-`unsupported_parameter` naming them, never silently ignored: `n` > 1, `logprobs`/`top_logprobs`,
-client-side `tools`/`functions` (configure tools on the agent), and `tool`/`function` messages or
-assistant `tool_calls` in the history. `response_format` (`text`, `json_object`, `json_schema`) is
-the turn's structured output (domain.structured_output).
+accepted and ignored (`parallel_tool_calls` too: the model may always call several tools). Those
+whose meaning memagent cannot honour are refused with 400 `unsupported_parameter` naming them, never
+silently ignored: `n` > 1, `logprobs`/`top_logprobs`, and the legacy `functions`/`function_call`
+and `function` messages (`tools` replaced them). `tools` and `tool_choice` are the client's own
+tools (domain.client_tools): assistant `tool_calls` and `tool` messages in the history are their
+calls and results. `response_format` (`text`, `json_object`, `json_schema`) is the turn's
+structured output (domain.structured_output).
 """
 
 from typing import Any
@@ -15,14 +17,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from application.errors import InvalidParameter, UnsupportedParameter
 from domain.agent import ModelParams
 from domain.chat_completions import CompletionMessage, CompletionRole
+from domain.client_tools import ClientTools
 from domain.errors import DomainError
 from domain.structured_output import OutputFormat, OutputKind
 from domain.text import text_problem
+from interfaces.http.openai_tools import client_tools
 
 ROLES = {role.value: role for role in CompletionRole}
 MAX_CONVERSATION_ID = 64
-CLIENT_TOOLS = ("Client-side tools are not offered by this API: configure the tools on the agent "
-                "(its config's `tools`, MCP servers or datasets); memagent runs them itself.")
+LEGACY_FUNCTIONS = "The legacy `functions` API is not supported: offer the functions as `tools`."
 
 
 class StreamOptions(BaseModel):
@@ -37,6 +40,7 @@ class ChatMessage(BaseModel):
     role: str
     content: str | list[dict[str, Any]] | None = None
     tool_calls: list[dict[str, Any]] | None = None
+    tool_call_id: str | None = Field(None, max_length=256)
 
 
 class CompletionBody(BaseModel):
@@ -57,7 +61,9 @@ class CompletionBody(BaseModel):
     top_logprobs: int | None = None
     response_format: dict[str, Any] | None = None
     tools: list[Any] | None = None
+    tool_choice: Any = None
     functions: list[Any] | None = None
+    function_call: Any = None
 
     def check_supported(self) -> None:
         if self.n is not None and self.n != 1:
@@ -65,9 +71,12 @@ class CompletionBody(BaseModel):
         if self.logprobs or self.top_logprobs:
             param = "logprobs" if self.logprobs else "top_logprobs"
             raise UnsupportedParameter("Log probabilities are not available through memagent.", param)
-        for param in ("tools", "functions"):
+        for param in ("functions", "function_call"):
             if getattr(self, param):
-                raise UnsupportedParameter(CLIENT_TOOLS, param)
+                raise UnsupportedParameter(LEGACY_FUNCTIONS, param)
+
+    def client_tools(self) -> ClientTools | None:
+        return client_tools(self.tools, self.tool_choice, nested=True)
 
     def output(self) -> OutputFormat | None:
         """`response_format` as the turn's structured output; None for text."""
@@ -125,13 +134,14 @@ def _message(index: int, message: ChatMessage) -> CompletionMessage:
     where = f"messages[{index}]"
     role = ROLES.get(message.role)
     if role is None:
-        if message.role in ("tool", "function"):
-            raise UnsupportedParameter(CLIENT_TOOLS, f"{where}.role")
+        if message.role == "function":
+            raise UnsupportedParameter(LEGACY_FUNCTIONS, f"{where}.role")
         raise UnsupportedParameter(f"{where}: the role {message.role!r} is not one of OpenAI's.", f"{where}.role")
-    if message.tool_calls:
-        raise UnsupportedParameter(CLIENT_TOOLS, f"{where}.tool_calls")
+    calls = _call_ids(where, message)
+    if role is CompletionRole.TOOL and not message.tool_call_id:
+        raise InvalidParameter(f"{where}: a tool message names the call it answers (`tool_call_id`).", where)
     if message.content is None or isinstance(message.content, str):
-        return CompletionMessage(role, message.content or "")
+        return CompletionMessage(role, message.content or "", calls=calls, call_id=message.tool_call_id or "")
     texts, images = [], []
     for part in message.content:
         kind = part.get("type")
@@ -142,11 +152,19 @@ def _message(index: int, message: ChatMessage) -> CompletionMessage:
         else:
             raise UnsupportedParameter(f"{where}: a content part of type {kind!r} is not supported "
                                        "(text and image_url are).", f"{where}.content")
-    return CompletionMessage(role, "\n".join(texts), tuple(images))
+    return CompletionMessage(role, "\n".join(texts), tuple(images), calls, message.tool_call_id or "")
+
+
+def _call_ids(where: str, message: ChatMessage) -> tuple[str, ...]:
+    """The ids of an assistant message's `tool_calls`."""
+    ids = tuple(call.get("id") for call in message.tool_calls or () if isinstance(call, dict))
+    if len(ids) != len(message.tool_calls or ()) or not all(isinstance(i, str) and i for i in ids):
+        raise InvalidParameter(f"{where}.tool_calls: each call is an object with its `id`.", f"{where}.tool_calls")
+    return tuple(str(i) for i in ids)
 
 
 def completion_data(
-    message_id: str, model: str, created: int, answer: str, finish_reason: str | None, usage: dict[str, int]
+    message_id: str, model: str, created: int, answer: str | None, finish_reason: str | None, usage: dict[str, int]
 ) -> dict[str, Any]:
     return {
         "id": message_id, "object": "chat.completion", "created": created, "model": model,

@@ -55,21 +55,22 @@ async def create_response(
         raise InvalidParameter("Name either the conversation or the previous response, not both: "
                                "a response continues its own conversation.", "previous_response_id")
     output = body.output()
-    handle = await complete(CompletionRequest(
+    completion = await complete(CompletionRequest(
         owner=caller.owner, model=body.model, messages=body.completion_messages(), end_user=viewer.end_user,
         key_agent=caller.agent_id, conversation_id=ConversationId(named) if named else None, params=body.params(),
-        key_id=caller.key_id, output=output,
+        key_id=caller.key_id, output=output, client_tools=body.client_tools(),
         after=MessageId(body.previous_response_id) if body.previous_response_id else None,
     ))
+    handle = completion.handle
     shape = ResponseShape(
         handle.message_id, body.model, int(time.time()), body.previous_response_id, body.instructions,
         (body.text.format if body.text and body.text.format else {"type": "text"}), body.metadata or {},
     )
     headers = turn_headers(handle)
     if body.stream:
-        events = response_events(follow(handle.task_id), shape)
+        events = response_events(follow(handle.task_id), shape, completion.resumed)
         return EventSourceResponse(events, headers=headers | {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
-    status, data = whole_response(await collect(follow(handle.task_id)), shape)
+    status, data = whole_response(await collect(follow(handle.task_id), completion.resumed), shape)
     if status != 200:
         # The turn is stored as failed; a client's retry would be another turn (as on /v1/chat/completions).
         return JSONResponse(data, status_code=status, headers=headers | {"x-should-retry": "false"})

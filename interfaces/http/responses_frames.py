@@ -9,11 +9,17 @@ sequence: `response.created`, `response.in_progress`, `response.output_item.adde
 `response.content_part.added`, `response.output_text.delta`…, the `.done` events, then one of
 `response.completed`, `response.incomplete` (cut, replaced or stopped) or `response.failed`; a
 failure of the stream itself is an `error` event. Each carries its `sequence_number`.
+
+A pause for the client's own tools (domain.client_tools) completes the response with a
+`function_call` item per call after any text (streamed: `response.output_item.added`, its
+`response.function_call_arguments.delta` and `.done`, `response.output_item.done`); the request
+that resumes the turn answers from the events after that pause, its usage what was consumed since.
 """
 
 from __future__ import annotations
 
 import json
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -22,10 +28,10 @@ from fastapi.sse import KEEPALIVE_COMMENT, format_sse_event
 from application.errors import ApplicationError
 from domain.conversation import MessageStatus
 from domain.thoughts import ThoughtEvent
-from interfaces.http.openai_frames import FAILED_STATUS
+from interfaces.http.openai_frames import FAILED_STATUS, after_pause, tool_calls_of, usage_of
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncGenerator, AsyncIterator
 
     from application.ports.event_log import LoggedEvent
     from domain.conversation import Message
@@ -66,10 +72,14 @@ class ResponseShape:
         content = [] if text is None else [{"type": "output_text", "text": text, "annotations": []}]
         return {"type": "message", "id": self.item_id, "status": status, "role": "assistant", "content": content}
 
-    def data(self, ending: Ending, text: str | None = None, usage: dict[str, Any] | None = None) -> dict[str, Any]:
+    def data(
+        self, ending: Ending, text: str | None = None, usage: dict[str, Any] | None = None,
+        calls: list[dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
+        output = ([] if text is None else [self.item(text)]) + [function_call_item(c) for c in calls or ()]
         return {
             "id": self.response_id, "object": "response", "created_at": self.created, "status": ending.status,
-            "model": self.model, "output": [] if text is None else [self.item(text)],
+            "model": self.model, "output": output,
             "error": ending.error, "incomplete_details": ending.incomplete, "instructions": self.instructions,
             "previous_response_id": self.previous_response_id, "metadata": self.metadata, "usage": usage,
             "parallel_tool_calls": True, "tool_choice": "auto", "tools": [], "store": True,
@@ -77,9 +87,25 @@ class ResponseShape:
         }
 
 
+def function_call_item(call: dict[str, Any], arguments: str | None = None) -> dict[str, Any]:
+    """A Chat Completions tool call (openai_frames.tool_calls_of) as a `function_call` output item."""
+    function = call["function"]
+    return {"type": "function_call", "id": f"fc_{call['id']}", "call_id": call["id"], "name": function["name"],
+            "arguments": function["arguments"] if arguments is None else arguments,
+            "status": "completed" if arguments is None else "in_progress"}
+
+
 def usage_data(prompt: int, completion: int) -> dict[str, Any]:
     return {"input_tokens": prompt, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": completion,
             "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": prompt + completion}
+
+
+def usage_between(end: AgentThought | None, since: AgentThought | None) -> dict[str, Any] | None:
+    """What the turn consumed by `end`, less what it had by `since` (the pause a request resumed)."""
+    if end is None:
+        return None
+    counted = usage_of(end, since)
+    return usage_data(counted["prompt_tokens"], counted["completion_tokens"])
 
 
 def ending_of(end: AgentThought | None) -> Ending:
@@ -97,13 +123,16 @@ def ending_of(end: AgentThought | None) -> Ending:
 def whole_response(collected: Collected, shape: ResponseShape) -> tuple[int, dict[str, Any]]:
     """`stream: false`: 200 and the response; a failed turn's status and error in OpenAI's shape
     (as `/v1/chat/completions` answers one: 500, 502 `invalid_output`, 504 `timeout`)."""
+    if collected.paused is not None:
+        usage = usage_between(collected.paused, collected.since)
+        calls = tool_calls_of(collected.paused)
+        return 200, shape.data(Ending("completed"), collected.answer or None, usage, calls)
     end, ending = collected.end, ending_of(collected.end)
     if ending.error is not None:
         error = {"message": ending.error["message"], "type": "server_error", "param": None,
                  "code": ending.error["code"]}
         return FAILED_STATUS.get(ending.error["code"], 500), {"error": error}
-    usage = usage_data(end.message_token_count, end.answer_token_count) if end is not None else None
-    return 200, shape.data(ending, collected.answer, usage)
+    return 200, shape.data(ending, collected.answer, usage_between(end, collected.since))
 
 
 def stored_response(message: Message, shape: ResponseShape) -> dict[str, Any]:
@@ -149,38 +178,64 @@ def _part(text: str) -> dict[str, Any]:
     return {"type": "output_text", "text": text, "annotations": []}
 
 
-async def response_events(events: AsyncIterator[LoggedEvent | None], shape: ResponseShape) -> AsyncIterator[bytes]:
+async def response_events(
+    events: AsyncGenerator[LoggedEvent | None], shape: ResponseShape, resumed: tuple[str, ...] = ()
+) -> AsyncIterator[bytes]:
+    """`resumed`: the calls of the pause this request resumes (openai_frames.after_pause)."""
     stream = _Stream(shape)
     yield stream.frame("response.created", response=shape.data(Ending("in_progress")))
     yield stream.frame("response.in_progress", response=shape.data(Ending("in_progress")))
     end: AgentThought | None = None
+    pauses: list[AgentThought] = []
     try:
-        async for logged in events:
-            if logged is None:
-                yield KEEPALIVE_COMMENT
-                continue
-            thought = logged.thought
-            if thought.event is ThoughtEvent.AGENT_MESSAGE and thought.answer:
-                for frame in stream.open():
-                    yield frame
-                stream.parts.append(thought.answer)
-                yield stream.frame("response.output_text.delta", output_index=0, item_id=shape.item_id,
-                                   content_index=0, delta=thought.answer, logprobs=[])
-            elif thought.event.is_terminal:
-                end = thought
+        async with aclosing(events):
+            async for logged in after_pause(events, resumed, pauses):
+                if logged is None:
+                    yield KEEPALIVE_COMMENT
+                    continue
+                thought = logged.thought
+                if thought.event is ThoughtEvent.AGENT_MESSAGE and thought.answer:
+                    for frame in stream.open():
+                        yield frame
+                    stream.parts.append(thought.answer)
+                    yield stream.frame("response.output_text.delta", output_index=0, item_id=shape.item_id,
+                                       content_index=0, delta=thought.answer, logprobs=[])
+                elif thought.event.is_terminal or thought.event is ThoughtEvent.CLIENT_TOOL_CALLS:
+                    end = thought
+                    break
     except ApplicationError as failure:
         yield stream.frame("error", code=failure.code, message=failure.message, param=None)
         return
-    for frame in _last_frames(stream, end):
+    since = pauses[0] if pauses else None
+    frames = _paused_frames(stream, end, since) if end is not None and not end.event.is_terminal else (
+        _last_frames(stream, end, since))
+    for frame in frames:
         yield frame
 
 
-def _last_frames(stream: _Stream, end: AgentThought | None) -> list[bytes]:
+def _paused_frames(stream: _Stream, paused: AgentThought, since: AgentThought | None) -> list[bytes]:
+    """The text so far closed, then each call of the client's tools as its own output item."""
+    text = "".join(stream.parts) or None
+    frames = stream.close(text, "completed") if text is not None else []
+    calls = tool_calls_of(paused)
+    for index, call in enumerate(calls, start=0 if text is None else 1):
+        item, arguments = function_call_item(call), call["function"]["arguments"]
+        where = {"output_index": index, "item_id": item["id"]}
+        frames += [stream.frame("response.output_item.added", output_index=index, item=function_call_item(call, "")),
+                   stream.frame("response.function_call_arguments.delta", **where, delta=arguments),
+                   stream.frame("response.function_call_arguments.done", **where, arguments=arguments),
+                   stream.frame("response.output_item.done", output_index=index, item=item)]
+    usage = usage_between(paused, since)
+    return [*frames, stream.frame("response.completed", response=stream.shape.data(
+        Ending("completed"), text, usage, calls))]
+
+
+def _last_frames(stream: _Stream, end: AgentThought | None, since: AgentThought | None) -> list[bytes]:
     ending = ending_of(end)
     answered = end is not None and end.event is ThoughtEvent.AGENT_END
     text = end.answer if answered and end is not None else "".join(stream.parts)
     frames = stream.close(text, ending.status) if answered or stream.parts else []
-    usage = usage_data(end.message_token_count, end.answer_token_count) if end is not None else None
     kind = {"completed": "response.completed", "failed": "response.failed"}.get(ending.status, "response.incomplete")
     has_output = answered or bool(stream.parts)
+    usage = usage_between(end, since)
     return [*frames, stream.frame(kind, response=stream.shape.data(ending, text if has_output else None, usage))]

@@ -7,11 +7,13 @@ whose conversation the turn continues. Parameters stock clients send and memagen
 (`truncation`, `parallel_tool_calls`, `include`, `reasoning`, `service_tier`…) are accepted and
 ignored; those memagent cannot honour are 400 `unsupported_parameter` naming them: `store: false`
 (memagent keeps every turn: it is what its memory is), `background`, `conversation` (name the
-conversation with `metadata.conversation_id` or the `X-Memagent-Conversation-Id` header), client
-`tools` and `function_call_output` items (configure tools on the agent), and a `tool_choice` that
-asks for a tool.
+conversation with `metadata.conversation_id` or the `X-Memagent-Conversation-Id` header), and tools
+of any type but `function`. `tools` of type `function` and `tool_choice` are the client's own tools
+(domain.client_tools): `function_call` items are their calls, `function_call_output` items their
+results, which resume the turn that paused for them.
 """
 
+from dataclasses import replace
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -19,13 +21,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from application.errors import InvalidParameter, UnsupportedParameter
 from domain.agent import ModelParams
 from domain.chat_completions import CompletionMessage, CompletionRole
+from domain.client_tools import ClientTools
 from domain.structured_output import OutputFormat
 from interfaces.http.openai_schemas import named_conversation, output_format
+from interfaces.http.openai_tools import client_tools
 
-ROLES = {role.value: role for role in CompletionRole}
+ROLES = {role.value: role for role in CompletionRole if role is not CompletionRole.TOOL}
 TEXT_PARTS = ("input_text", "output_text", "text")
-CLIENT_TOOLS = ("Client-side tools are not offered by this API yet: configure the tools on the agent "
-                "(its config's `tools`, MCP servers or datasets); memagent runs them itself.")
 NOT_STORED = ("memagent stores every turn (its conversations are its memory): `store` must be true or left out.")
 
 
@@ -68,10 +70,9 @@ class ResponsesBody(BaseModel):
             raise UnsupportedParameter("Name the conversation with `metadata.conversation_id` or the "
                                        "X-Memagent-Conversation-Id header, or use `previous_response_id`.",
                                        "conversation")
-        if self.tools:
-            raise UnsupportedParameter(CLIENT_TOOLS, "tools")
-        if self.tool_choice not in (None, "auto", "none"):
-            raise UnsupportedParameter(CLIENT_TOOLS, "tool_choice")
+
+    def client_tools(self) -> ClientTools | None:
+        return client_tools(self.tools, self.tool_choice, nested=False)
 
     def output(self) -> OutputFormat | None:
         return output_format(_format_as_response_format(self.text.format if self.text else None))
@@ -89,7 +90,20 @@ class ResponsesBody(BaseModel):
             _item(index, item) for index, item in enumerate(self.input)
         ]
         system = [CompletionMessage(CompletionRole.SYSTEM, self.instructions)] if self.instructions else []
-        return (*system, *given)
+        return (*system, *_calls_joined(given))
+
+
+def _calls_joined(messages: list[CompletionMessage]) -> list[CompletionMessage]:
+    """Consecutive `function_call` items as one assistant message with all their calls, as Chat
+    Completions has them."""
+    joined: list[CompletionMessage] = []
+    for message in messages:
+        last = joined[-1] if joined else None
+        if message.calls and last is not None and last.calls:
+            joined[-1] = replace(last, calls=(*last.calls, *message.calls))
+        else:
+            joined.append(message)
+    return joined
 
 
 def _format_as_response_format(given: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -103,7 +117,7 @@ def _item(index: int, item: dict[str, Any]) -> CompletionMessage:
     where = f"input[{index}]"
     kind = item.get("type", "message")
     if kind in ("function_call", "function_call_output"):
-        raise UnsupportedParameter(CLIENT_TOOLS, f"{where}.type")
+        return _tool_item(where, kind, item)
     role = ROLES.get(str(item.get("role")))
     if kind != "message" or role is None:
         raise UnsupportedParameter(f"{where}: an item of type {kind!r} and role {item.get('role')!r} is not "
@@ -125,3 +139,18 @@ def _item(index: int, item: dict[str, Any]) -> CompletionMessage:
                                        "(input_text, output_text and input_image with an image_url are).",
                                        f"{where}.content")
     return CompletionMessage(role, "\n".join(texts), tuple(images))
+
+
+def _tool_item(where: str, kind: str, item: dict[str, Any]) -> CompletionMessage:
+    """A `function_call` (the model's call, an assistant message) or its `function_call_output`."""
+    call_id = item.get("call_id")
+    if not isinstance(call_id, str) or not call_id:
+        raise InvalidParameter(f"{where}: a {kind} item names its `call_id`.", f"{where}.call_id")
+    if kind == "function_call":
+        return CompletionMessage(CompletionRole.ASSISTANT, calls=(call_id,))
+    output = item.get("output")
+    if isinstance(output, list):
+        output = "\n".join(str(part.get("text", "")) for part in output if isinstance(part, dict))
+    if not isinstance(output, str):
+        raise InvalidParameter(f"{where}.output must be a string or a list of text parts.", f"{where}.output")
+    return CompletionMessage(CompletionRole.TOOL, output, call_id=call_id)

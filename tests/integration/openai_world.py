@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,14 +52,17 @@ class World:
     alice: str  # raw account keys
     bob: str
     llm: ScriptedLLMServer
+    other_url: str = ""  # a second server process on the same backends (world_of's `twice`)
 
     @property
     def v1(self) -> str:
         return f"{self.base_url}/v1"
 
-    def sdk(self, key: str | None = None, **options: Any) -> openai.OpenAI:
-        """The openai SDK on memagent's /v1, as Alice unless `key` says otherwise; no retries."""
-        return openai.OpenAI(base_url=self.v1, api_key=key or self.alice, max_retries=0, timeout=30, **options)
+    def sdk(self, key: str | None = None, *, other: bool = False, **options: Any) -> openai.OpenAI:
+        """The openai SDK on memagent's /v1 (`other`: the second process's), as Alice unless `key`
+        says otherwise; no retries."""
+        v1 = f"{self.other_url}/v1" if other else self.v1
+        return openai.OpenAI(base_url=v1, api_key=key or self.alice, max_retries=0, timeout=30, **options)
 
     def async_sdk(self, key: str | None = None) -> openai.AsyncOpenAI:
         return openai.AsyncOpenAI(base_url=self.v1, api_key=key or self.alice, max_retries=0, timeout=30)
@@ -79,9 +82,10 @@ def remote_profile(llm: ScriptedLLMServer) -> dict[str, Any]:
 
 @contextmanager
 def world_of(
-    kind: str, folder: Path, llm: ScriptedLLMServer, extra: Mapping[str, str] | None = None
+    kind: str, folder: Path, llm: ScriptedLLMServer, extra: Mapping[str, str] | None = None, *, twice: bool = False
 ) -> Iterator[World]:
-    """The service on `kind`'s backends (SQLite + in-process, or PostgreSQL + Redis), keys required."""
+    """The service on `kind`'s backends (SQLite + in-process, or PostgreSQL + Redis), keys required;
+    `twice` (PostgreSQL + Redis only): two server processes on them."""
     llm.answer_aside(lambda body: not is_turn_call(body))
     env = COMMON | {"MEMAGENT_MODELS": json.dumps([remote_profile(llm)])} | dict(extra or {})
     try:
@@ -91,9 +95,10 @@ def world_of(
             with serving(env, folder) as service:
                 yield World(kind, service.base_url, raw(alice), raw(bob), llm)
             return
-        with shared_backends(env) as shared, serving(shared, folder) as service:
+        with shared_backends(env) as shared, serving(shared, folder) as service, ExitStack() as more:
+            other = more.enter_context(serving(shared, folder)).base_url if twice else ""
             alice, bob = account_keys(shared["MEMAGENT_DATABASE__URL"], "alice", "bob")
-            yield World(kind, service.base_url, raw(alice), raw(bob), llm)
+            yield World(kind, service.base_url, raw(alice), raw(bob), llm, other)
     finally:
         llm.answer_aside(None)
 

@@ -170,8 +170,7 @@ REFUSED = [
     ({"store": False}, "store"),
     ({"background": True}, "background"),
     ({"top_logprobs": 2}, "top_logprobs"),
-    ({"tools": [{"type": "function", "name": "f", "parameters": {"type": "object"}}]}, "tools"),
-    ({"input": [{"type": "function_call_output", "call_id": "c", "output": "1"}]}, "input[0].type"),
+    ({"tools": [{"type": "web_search"}]}, "tools[0]"),
 ]
 
 

@@ -11,6 +11,7 @@ from application.agents.config_ran import ConfigRan
 from application.agents.resolve_config import ResolveConfig
 from application.chat_turn.after_turn import AfterTurn, TurnEnd
 from application.chat_turn.agent_loop import AgentLoop
+from application.chat_turn.client_tool_relay import ClientToolRelay
 from application.chat_turn.launch_turn import LaunchTurn
 from application.chat_turn.preparing_gate import PreparingGate
 from application.chat_turn.queued_after_turn import QueuedAfterTurn
@@ -46,6 +47,7 @@ from domain.memory import MemoryPolicy
 from domain.thoughts import AgentThought
 from domain.tools import RetryPolicy
 from infrastructure.conversations.offline_writers import FirstWordsTitler, TemplateFollowUpWriter
+from infrastructure.events.inprocess_client_tool_exchange import InProcessClientToolExchange
 from infrastructure.events.inprocess_task_control import InProcessTaskControl
 from infrastructure.events.inprocess_task_presence import InProcessTaskPresence
 from infrastructure.jobs.inprocess_job_queue import InProcessJobQueue
@@ -114,6 +116,9 @@ class Harness:
     queued_jobs: bool = False
     job_handler: JobHandler | None = None  # what the queue runs; RunTurnJob unless a test says otherwise
     preparing: PreparingGate = field(default_factory=PreparingGate)  # how many turns prepare at once (0: all)
+    # Turns paused for their client's tools, and how long one waits for the results.
+    client_tools: InProcessClientToolExchange = field(default_factory=InProcessClientToolExchange)
+    client_tool_timeout: float = 5.0
 
     def __post_init__(self) -> None:
         self.presence = InProcessTaskPresence(clock=self.time.monotonic)
@@ -144,6 +149,7 @@ class Harness:
             new_executor=partial(ToolExecutor, policy=limits.retry, timeout=limits.tool_timeout, metrics=self.metrics),
             new_loop=partial(AgentLoop, tokenizer=tokenizer, ids=ids),
             new_watch=partial(TurnWatch, tasks=self.tasks, presence=self.presence, clock=clock, times=limits.watch),
+            new_relay=partial(ClientToolRelay, exchange=self.client_tools, timeout=self.client_tool_timeout),
             schemas=JsonSchemaCheck(),
             preparing=self.preparing,
         )

@@ -46,7 +46,7 @@ def test_every_event_of_the_protocol_exists_and_keep_alive_is_no_event() -> None
     # The keep-alive is the SSE comment `: ping`, which EventSource clients never see as an event.
     assert {e.value for e in ThoughtEvent} == {
         "long_term_memory_recall", "agent_thought", "agent_message", "agent_action",
-        "dataset_retrieval", "agent_end", "stop", "error", "timeout",
+        "dataset_retrieval", "client_tool_calls", "agent_end", "stop", "error", "timeout",
     }
 
 

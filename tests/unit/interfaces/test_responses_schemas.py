@@ -3,8 +3,9 @@ and what is refused with the parameter named."""
 
 import pytest
 
-from application.errors import UnsupportedParameter
+from application.errors import InvalidParameter, UnsupportedParameter
 from domain.chat_completions import CompletionMessage, CompletionRole
+from domain.client_tools import ChoiceMode, ToolChoice
 from domain.structured_output import OutputFormat, OutputKind
 from interfaces.http.responses_schemas import ResponsesBody
 
@@ -40,7 +41,6 @@ def test_text_format_is_the_structured_output_flattened() -> None:
 
 @pytest.mark.parametrize(("given", "param"), [
     ({"store": False}, "store"), ({"background": True}, "background"), ({"conversation": "c1"}, "conversation"),
-    ({"tools": [{"type": "function", "name": "f"}]}, "tools"), ({"tool_choice": "required"}, "tool_choice"),
 ])
 def test_what_cannot_be_honoured_is_refused_naming_it(given: dict[str, object], param: str) -> None:
     with pytest.raises(UnsupportedParameter) as refused:
@@ -48,8 +48,37 @@ def test_what_cannot_be_honoured_is_refused_naming_it(given: dict[str, object], 
     assert refused.value.param == param
 
 
-def test_a_tool_output_item_is_refused_naming_where_it_is() -> None:
-    body = ResponsesBody(model="m", input=[{"type": "function_call_output", "call_id": "c", "output": "1"}])
-    with pytest.raises(UnsupportedParameter) as refused:
-        body.completion_messages()
-    assert refused.value.param == "input[0].type"
+def test_function_calls_join_into_one_assistant_message_and_outputs_answer_them() -> None:
+    body = ResponsesBody(model="m", input=[
+        {"role": "user", "content": "Two cities?"},
+        {"type": "function_call", "call_id": "c1", "name": "w", "arguments": "{}"},
+        {"type": "function_call", "call_id": "c2", "name": "w", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c1", "output": "sun"},
+        {"type": "function_call_output", "call_id": "c2", "output": [{"type": "input_text", "text": "rain"}]},
+    ])
+    assert body.completion_messages()[1:] == (
+        CompletionMessage(CompletionRole.ASSISTANT, calls=("c1", "c2")),
+        CompletionMessage(CompletionRole.TOOL, "sun", call_id="c1"),
+        CompletionMessage(CompletionRole.TOOL, "rain", call_id="c2"),
+    )
+
+
+@pytest.mark.parametrize(("tools", "choice", "error", "param"), [
+    ([{"type": "web_search"}], None, UnsupportedParameter, "tools[0]"),
+    ([{"type": "function", "name": "has space"}], None, InvalidParameter, "tools[0]"),
+    ([{"type": "function", "name": "f"}], {"type": "function", "name": "g"}, InvalidParameter, "tool_choice"),
+    (None, "required", InvalidParameter, "tool_choice"),
+])
+def test_bad_tools_are_refused_naming_them(tools: object, choice: object, error: type[Exception], param: str) -> None:
+    body = ResponsesBody.model_validate({"model": "m", "input": "x", "tools": tools, "tool_choice": choice})
+    with pytest.raises(error) as refused:
+        body.client_tools()
+    assert refused.value.param == param  # type: ignore[attr-defined]
+
+
+def test_function_tools_and_a_named_choice_are_the_client_tools() -> None:
+    body = ResponsesBody(model="m", input="x", tools=[{"type": "function", "name": "f", "description": "d"}],
+                         tool_choice={"type": "function", "name": "f"})
+    tools = body.client_tools()
+    assert tools is not None
+    assert ([s.name for s in tools.specs], tools.choice) == (["f"], ToolChoice(ChoiceMode.NAMED, "f"))

@@ -1,0 +1,67 @@
+"""ClientToolRelay: a turn's calls to its client's tools (domain.client_tools).
+
+The calls are run by the client, not here. The turn *pauses*: the pause is recorded where every
+API worker can find it (ClientToolExchange), then the `client_tool_calls` event tells whoever
+follows the turn which calls to run, which ends that client's request. The turn waits for the
+client's next request to deliver the results, watched only for a stop meanwhile; with no results
+within `timeout` seconds it ends as stopped.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from application.best_effort import best_effort
+from application.chat_turn.turn_watch import StopReason, StopRequested
+from application.ports.client_tool_exchange import PausedTurn
+from domain.thoughts import ThoughtEvent
+from domain.tools import ToolResult
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from application.chat_turn.turn_events import TurnEvents
+    from application.chat_turn.turn_watch import TurnWatch
+    from application.ports.client_tool_exchange import ClientToolExchange
+    from application.ports.task_control import TaskInfo
+    from domain.client_tools import ClientTools, ToolChoice
+    from domain.ids import ThoughtId
+    from domain.messages import Usage
+    from domain.tools import ToolCall
+
+
+class ClientToolRelay:
+    def __init__(
+        self, exchange: ClientToolExchange, events: TurnEvents, watch: TurnWatch, info: TaskInfo, tools: ClientTools,
+        timeout: float,
+    ) -> None:
+        self._exchange = exchange
+        self._events = events
+        self._watch = watch
+        self._info = info
+        self.tools = tools
+        self._timeout = timeout
+
+    async def run(
+        self, thought_id: ThoughtId, calls: Sequence[ToolCall], usage: Usage
+    ) -> tuple[list[ToolResult], ToolChoice]:
+        """The client's results of `calls`, in their order, and the tool choice its next request
+        asked for. `usage`: what the turn has consumed so far, which the pause reports."""
+        paused = PausedTurn(self._info, tuple(call.id for call in calls))
+        # Recorded before the event is out: a client that sees it may resume at once, on any worker.
+        await self._exchange.pause(paused, self._timeout)
+        try:
+            listed = [{"id": call.id, "name": call.name, "arguments": dict(call.arguments)} for call in calls]
+            await self._events.publish(
+                ThoughtEvent.CLIENT_TOOL_CALLS, thought_id, usage=usage, tool=";".join(c.name for c in calls),
+                tool_input={"calls": listed},
+            )
+            await self._events.flush()
+            with self._watch.paused():
+                resumption = await self._exchange.collect(self._info.task_id, self._timeout)
+        finally:
+            await best_effort(self._exchange.end(paused), None, f"turn {self._info.task_id}: ending its pause")
+        if resumption is None:
+            raise StopRequested(StopReason.NO_TOOL_RESULTS)
+        outputs = {result.call_id: result.output for result in resumption.results}
+        return [ToolResult(call.id, call.name, outputs[call.id]) for call in calls], resumption.choice

@@ -1,0 +1,47 @@
+"""ResumeTurn: a client's tool results resume the turn that paused for them (domain.client_tools).
+
+The paused turn is found by a call id, on whichever worker runs it (ClientToolExchange). Only its
+viewers may resume it, through the agent it runs; the results must answer exactly the calls it
+waits for, and only the first request to deliver them resumes it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from application.chat_turn.turn import TurnHandle
+from application.errors import Conflict, InvalidParameter
+
+if TYPE_CHECKING:
+    from application.agents.list_models import ListModels
+    from application.ports.client_tool_exchange import ClientToolExchange
+    from domain.client_tools import Resumption
+    from domain.viewers import Viewer
+
+
+class ResumeTurn:
+    def __init__(self, exchange: ClientToolExchange, models: ListModels) -> None:
+        self._exchange = exchange
+        self._models = models
+
+    async def __call__(self, viewer: Viewer, model: str, resumption: Resumption) -> tuple[TurnHandle, tuple[str, ...]]:
+        """The resumed turn, and the calls it had paused for (its events after that pause are the
+        answer to this request)."""
+        first = resumption.results[0].call_id
+        paused = await self._exchange.find(viewer.owner, first)
+        if paused is None or not paused.task.visible_to(viewer):
+            raise InvalidParameter(
+                f"messages: no paused turn waits for the tool call {first!r} (unknown, answered already, or past "
+                "its wait).", "messages",
+            )
+        agent_id, _ = await self._models.find(viewer.owner, viewer.agent_id, model)
+        if agent_id != paused.task.agent_id:
+            raise InvalidParameter(f"The tool call {first!r} belongs to another model's turn.", "model")
+        if not resumption.answers(paused.call_ids):
+            wanted = ", ".join(repr(call_id) for call_id in paused.call_ids)
+            raise InvalidParameter(f"messages: the paused turn waits for a result of each of {wanted}, and only "
+                                   "those.", "messages")
+        if not await self._exchange.deliver(paused.task.task_id, resumption):
+            raise Conflict(f"The turn that called {first!r} was resumed already, or stopped.")
+        task = paused.task
+        return TurnHandle(task.task_id, task.conversation_id, task.message_id), paused.call_ids

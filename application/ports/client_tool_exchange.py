@@ -1,0 +1,45 @@
+from dataclasses import dataclass
+from typing import Protocol
+
+from application.ports.task_control import TaskInfo
+from domain.client_tools import Resumption
+from domain.ids import OwnerId, TaskId
+
+
+@dataclass(frozen=True, slots=True)
+class PausedTurn:
+    """A turn waiting for its client to run `call_ids` (domain.client_tools)."""
+
+    task: TaskInfo
+    call_ids: tuple[str, ...]
+
+
+class ClientToolExchange(Protocol):
+    """Paused turns and the results their clients send back, seen by every server process.
+
+    The worker running a turn pauses it and waits; whichever worker the client's next request
+    reaches finds it by a call id and delivers the results. Raises `EventStoreUnavailable` when
+    the backend fails.
+    """
+
+    async def pause(self, paused: PausedTurn, ttl: float) -> None:
+        """The turn waits for these calls, for at most `ttl` seconds."""
+        ...
+
+    async def find(self, owner: OwnerId, call_id: str) -> PausedTurn | None:
+        """The owner's paused turn waiting for `call_id`; None when there is none (never paused,
+        resumed already, or lapsed)."""
+        ...
+
+    async def deliver(self, task_id: TaskId, resumption: Resumption) -> bool:
+        """Hand the results to the paused turn; False when it is no longer waiting (another request
+        resumed it first, or it lapsed). Only one delivery of a pause succeeds."""
+        ...
+
+    async def collect(self, task_id: TaskId, wait: float) -> Resumption | None:
+        """The results delivered to the turn, waiting up to `wait` seconds; None when none came."""
+        ...
+
+    async def end(self, paused: PausedTurn) -> None:
+        """The pause is over (resumed, lapsed or stopped): forget it. Never fails for a missing one."""
+        ...

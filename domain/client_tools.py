@@ -1,0 +1,92 @@
+"""Client tools: functions a request offers that its client runs, not memagent (docs/openai-api.md).
+
+A request to `/v1/chat/completions` or `/v1/responses` may carry `tools`. They are offered to the
+model beside the agent's own; when the model calls one, the turn *pauses*: the calls go back to the
+client as the answer (`finish_reason: "tool_calls"`), and the client's next request, carrying their
+results, resumes the same turn. `tool_choice` says whether the client tools may, must, or must not
+be called, or which one must be, in the first model call after each request.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from domain.errors import DomainError
+
+if TYPE_CHECKING:
+    from domain.tools import ToolSpec
+
+
+class ChoiceMode(enum.StrEnum):
+    AUTO = "auto"  # the model decides
+    NONE = "none"  # the client tools are not offered
+    REQUIRED = "required"  # the model must call a tool
+    NAMED = "function"  # the model must call the tool named
+
+
+@dataclass(frozen=True, slots=True)
+class ToolChoice:
+    mode: ChoiceMode = ChoiceMode.AUTO
+    name: str = ""  # the tool a NAMED choice names
+
+    def __post_init__(self) -> None:
+        if (self.mode is ChoiceMode.NAMED) != bool(self.name):
+            raise DomainError("a named tool choice, and only it, names a tool")
+
+    @property
+    def forces(self) -> bool:
+        """Whether the model is told which kind of call to make (the model call carries it)."""
+        return self.mode in (ChoiceMode.REQUIRED, ChoiceMode.NAMED)
+
+
+AUTO = ToolChoice()
+
+
+@dataclass(frozen=True, slots=True)
+class ClientTools:
+    """The tools one request offers and its choice among them."""
+
+    specs: tuple[ToolSpec, ...]
+    choice: ToolChoice = AUTO
+
+    def __post_init__(self) -> None:
+        names = [spec.name for spec in self.specs]
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:
+            raise DomainError(f"the tool {twice[0]!r} is offered twice")
+        if self.choice.mode is ChoiceMode.NAMED and self.choice.name not in names:
+            raise DomainError(f"tool_choice names {self.choice.name!r}, which is not one of the tools")
+        if self.choice.forces and not self.specs:
+            raise DomainError(f"tool_choice {self.choice.mode.value!r} needs tools")
+
+    @property
+    def names(self) -> frozenset[str]:
+        return frozenset(spec.name for spec in self.specs)
+
+    def offered(self, choice: ToolChoice) -> tuple[ToolSpec, ...]:
+        """The client tools a model call offers under `choice`."""
+        return () if choice.mode is ChoiceMode.NONE else self.specs
+
+
+@dataclass(frozen=True, slots=True)
+class ClientToolResult:
+    """What the client's run of one call gave back."""
+
+    call_id: str
+    output: str
+
+
+@dataclass(frozen=True, slots=True)
+class Resumption:
+    """A client's answer to a paused turn: a result for each of its calls, and the tool choice of
+    the model call that follows."""
+
+    results: tuple[ClientToolResult, ...]
+    choice: ToolChoice = AUTO
+
+    def answers(self, call_ids: tuple[str, ...]) -> bool:
+        """Whether it holds exactly one result for each of `call_ids`."""
+        given = [result.call_id for result in self.results]
+        return len(given) == len(set(given)) and set(given) == set(call_ids)

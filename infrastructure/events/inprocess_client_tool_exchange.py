@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING
+
+from application.ports.client_tool_exchange import ClientToolExchange, PausedTurn
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from domain.client_tools import Resumption
+    from domain.ids import OwnerId, TaskId
+
+
+class InProcessClientToolExchange(ClientToolExchange):
+    """Paused turns in memory, for one server process; they lapse like their Redis twin's.
+
+    `clock` is the monotonic clock the expiries are read on (a test passes its own).
+    """
+
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self._calls: dict[tuple[OwnerId, str], tuple[PausedTurn, float]] = {}
+        self._claims: dict[TaskId, float] = {}
+        self._results: dict[TaskId, asyncio.Queue[Resumption]] = {}
+        self._clock = clock
+
+    async def pause(self, paused: PausedTurn, ttl: float) -> None:
+        until = self._clock() + ttl
+        self._claims[paused.task.task_id] = until
+        for call_id in paused.call_ids:
+            self._calls[(paused.task.owner, call_id)] = (paused, until)
+
+    async def find(self, owner: OwnerId, call_id: str) -> PausedTurn | None:
+        entry = self._calls.get((owner, call_id))
+        if entry is None or entry[1] < self._clock():
+            self._calls.pop((owner, call_id), None)
+            return None
+        return entry[0]
+
+    async def deliver(self, task_id: TaskId, resumption: Resumption) -> bool:
+        until = self._claims.pop(task_id, None)
+        if until is None or until < self._clock():
+            return False
+        self._queue(task_id).put_nowait(resumption)
+        return True
+
+    async def collect(self, task_id: TaskId, wait: float) -> Resumption | None:
+        try:
+            return await asyncio.wait_for(self._queue(task_id).get(), wait)
+        except TimeoutError:
+            return None
+
+    async def end(self, paused: PausedTurn) -> None:
+        for call_id in paused.call_ids:
+            self._calls.pop((paused.task.owner, call_id), None)
+        self._claims.pop(paused.task.task_id, None)
+        self._results.pop(paused.task.task_id, None)
+
+    def _queue(self, task_id: TaskId) -> asyncio.Queue[Resumption]:
+        return self._results.setdefault(task_id, asyncio.Queue())

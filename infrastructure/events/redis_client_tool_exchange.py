@@ -1,0 +1,122 @@
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
+
+from application.errors import EventStoreUnavailable
+from application.ports.client_tool_exchange import ClientToolExchange, PausedTurn
+from application.ports.task_control import TaskInfo
+from domain.client_tools import ChoiceMode, ClientToolResult, Resumption, ToolChoice
+from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId, TaskId
+
+if TYPE_CHECKING:
+    from infrastructure.redis_client import RedisClient
+
+# One blocking read waits at most this long, so that a stopped turn's wait ends soon after its
+# cancellation and never holds a pooled connection for a whole pause.
+BLOCK_SLICE = 1.0
+
+# Deliver once: the pause's claim key is deleted and the results pushed in one step, so two
+# requests resuming the same pause cannot both succeed.
+_DELIVER = """
+if redis.call('DEL', KEYS[1]) == 0 then return 0 end
+redis.call('RPUSH', KEYS[2], ARGV[1])
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+return 1
+"""
+
+
+def _ms(seconds: float) -> int:
+    return max(1, round(seconds * 1000))
+
+
+class RedisClientToolExchange(ClientToolExchange):
+    """Paused turns in Redis, so that a client's results reach the turn from any API worker.
+
+    ``{prefix}client-call:{owner}:{call_id}`` holds the PausedTurn as JSON, one key per call;
+    ``{prefix}client-pause:{task_id}`` is the pause's claim, deleted by the one delivery that wins;
+    ``{prefix}client-results:{task_id}`` is the list the results are pushed onto and popped from
+    (BLPOP, on the blocking client). Every key lapses with the pause.
+    """
+
+    def __init__(self, client: RedisClient, results_ttl: float = 60.0) -> None:
+        self._client = client
+        self._results_ttl_ms = _ms(results_ttl)
+
+    def _call_key(self, owner: OwnerId, call_id: str) -> str:
+        return self._client.key("client-call", owner, call_id)
+
+    def _claim_key(self, task_id: TaskId) -> str:
+        return self._client.key("client-pause", task_id)
+
+    def _results_key(self, task_id: TaskId) -> str:
+        return self._client.key("client-results", task_id)
+
+    async def pause(self, paused: PausedTurn, ttl: float) -> None:
+        payload = json.dumps({"task": asdict(paused.task), "call_ids": list(paused.call_ids)}, ensure_ascii=False)
+        with self._client.translate(EventStoreUnavailable, f"pausing task {paused.task.task_id}"):
+            async with self._client.commands.pipeline(transaction=True) as pipe:
+                pipe.set(self._claim_key(paused.task.task_id), "1", px=_ms(ttl))
+                for call_id in paused.call_ids:
+                    pipe.set(self._call_key(paused.task.owner, call_id), payload, px=_ms(ttl))
+                await pipe.execute()
+
+    async def find(self, owner: OwnerId, call_id: str) -> PausedTurn | None:
+        with self._client.translate(EventStoreUnavailable, "finding a paused turn"):
+            raw = await self._client.commands.get(self._call_key(owner, call_id))
+        return None if raw is None else _decode_paused(raw)
+
+    async def deliver(self, task_id: TaskId, resumption: Resumption) -> bool:
+        keys = [self._claim_key(task_id), self._results_key(task_id)]
+        with self._client.translate(EventStoreUnavailable, f"resuming task {task_id}"):
+            script = self._client.commands.register_script(_DELIVER)
+            done = await script(keys=keys, args=[_encode_resumption(resumption), self._results_ttl_ms])
+        return bool(done)
+
+    async def collect(self, task_id: TaskId, wait: float) -> Resumption | None:
+        key, left = self._results_key(task_id), wait
+        with self._client.translate(EventStoreUnavailable, f"waiting for task {task_id}'s tool results"):
+            while True:
+                # BLPOP's timeout is in seconds; 0 would block for ever, so a slice is never below 1 ms.
+                popped = await self._client.blocking.blpop([key], timeout=max(0.001, min(left, BLOCK_SLICE)))
+                if popped is not None:
+                    return _decode_resumption(popped[1])
+                left -= BLOCK_SLICE
+                if left <= 0:
+                    return None
+
+    async def end(self, paused: PausedTurn) -> None:
+        keys = [self._call_key(paused.task.owner, call_id) for call_id in paused.call_ids]
+        keys += [self._claim_key(paused.task.task_id), self._results_key(paused.task.task_id)]
+        with self._client.translate(EventStoreUnavailable, f"ending task {paused.task.task_id}'s pause"):
+            await self._client.commands.delete(*keys)
+
+
+def _encode_resumption(resumption: Resumption) -> str:
+    return json.dumps({
+        "results": [[r.call_id, r.output] for r in resumption.results],
+        "choice": [resumption.choice.mode.value, resumption.choice.name],
+    }, ensure_ascii=False)
+
+
+def _decode_resumption(raw: str | bytes) -> Resumption:
+    data: dict[str, Any] = json.loads(raw)
+    mode, name = data["choice"]
+    results = tuple(ClientToolResult(str(call_id), str(output)) for call_id, output in data["results"])
+    return Resumption(results, ToolChoice(ChoiceMode(mode), name))
+
+
+def _decode_paused(raw: str | bytes) -> PausedTurn | None:
+    """The pause, or None when it cannot be read (treated like no pause)."""
+    try:
+        data = json.loads(raw)
+        task = data["task"]
+        info = TaskInfo(
+            TaskId(str(task["task_id"])), OwnerId(str(task["owner"])), ConversationId(str(task["conversation_id"])),
+            MessageId(str(task["message_id"])), EndUserId(str(task.get("end_user", ""))),
+            AppId(str(task.get("agent_id", ""))),
+        )
+        return PausedTurn(info, tuple(str(call_id) for call_id in data["call_ids"]))
+    except (ValueError, TypeError, KeyError):
+        return None

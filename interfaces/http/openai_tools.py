@@ -1,0 +1,71 @@
+"""A request's client tools and `tool_choice` (domain.client_tools), read from OpenAI's two shapes:
+Chat Completions nests a function (`{"type": "function", "function": {"name", …}}`), the Responses
+API does not (`{"type": "function", "name", …}`). A malformed one is 400 naming it."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from application.errors import InvalidParameter, UnsupportedParameter
+from domain.client_tools import AUTO, ChoiceMode, ClientTools, ToolChoice
+from domain.errors import DomainError
+from domain.tools import ToolSpec
+
+# OpenAI's own rule for a function's name.
+NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+MAX_TOOLS = 128  # OpenAI's limit too
+
+
+def client_tools(tools: list[Any] | None, choice: Any, *, nested: bool) -> ClientTools | None:
+    """The request's tools (`nested`: Chat Completions' shape), or None when it offers none."""
+    if not tools:
+        if choice not in (None, "auto", "none"):
+            raise InvalidParameter("`tool_choice` needs `tools`.", "tool_choice")
+        return None
+    if len(tools) > MAX_TOOLS:
+        raise InvalidParameter(f"At most {MAX_TOOLS} tools per request.", "tools")
+    specs = tuple(_spec(index, tool, nested) for index, tool in enumerate(tools))
+    try:
+        return ClientTools(specs, _choice(choice, nested))
+    except DomainError as bad:
+        raise InvalidParameter(f"tools: {bad}.", "tool_choice") from bad
+
+
+def _spec(index: int, tool: Any, nested: bool) -> ToolSpec:
+    where = f"tools[{index}]"
+    if not isinstance(tool, dict) or tool.get("type") != "function":
+        kind = tool.get("type") if isinstance(tool, dict) else None
+        raise UnsupportedParameter(f"{where}: only tools of type `function` are supported, not {kind!r}; the "
+                                   "agent's own tools (its config) run on the server.", where)
+    function = tool.get("function") if nested else tool
+    if not isinstance(function, dict):
+        raise InvalidParameter(f"{where}.function must be an object.", where)
+    name, description = function.get("name"), function.get("description") or ""
+    if not isinstance(name, str) or NAME.fullmatch(name) is None:
+        raise InvalidParameter(f"{where}: a function's name is 1 to 64 letters, digits, '_' or '-'.", where)
+    parameters = function.get("parameters") or {"type": "object", "properties": {}}
+    if not isinstance(description, str) or not isinstance(parameters, dict):
+        raise InvalidParameter(f"{where}: `description` is a string and `parameters` a JSON Schema object.", where)
+    try:
+        return ToolSpec(name, description, parameters)
+    except DomainError as bad:
+        raise InvalidParameter(f"{where}: {bad}.", where) from bad
+
+
+def _choice(choice: Any, nested: bool) -> ToolChoice:
+    if choice is None:
+        return AUTO
+    if isinstance(choice, str):
+        try:
+            mode = ChoiceMode(choice)
+        except ValueError:
+            mode = ChoiceMode.NAMED
+        if mode is not ChoiceMode.NAMED:
+            return ToolChoice(mode)
+    elif isinstance(choice, dict) and choice.get("type") == "function":
+        function = choice.get("function") if nested else choice
+        name = function.get("name") if isinstance(function, dict) else None
+        if isinstance(name, str) and name:
+            return ToolChoice(ChoiceMode.NAMED, name)
+    raise InvalidParameter("`tool_choice` is `auto`, `none`, `required`, or a function by its name.", "tool_choice")

@@ -1,0 +1,187 @@
+"""Client tools on /v1/chat/completions over real HTTP, with the `openai` SDK: the request's `tools`
+reach the model beside the agent's own, honouring `tool_choice`; a call of one pauses the turn and
+is the answer (`finish_reason: "tool_calls"`); the client's `tool` messages resume the same turn,
+whose results are steps of its trace, and one message holds the whole turn. A resume that answers
+other calls is 400, a second one 409, another account's 400; a new turn while one is paused is 409.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import openai
+import pytest
+
+from tests.integration.openai_world import (
+    World,
+    last_turn_body,
+    remote_agent,
+    remote_profile,
+    steps_of,
+    stored_message,
+    turn_of,
+    world_of,
+)
+from tests.llm_server import ScriptedLLMServer
+from tests.llm_server_scripts import call, text, tool_calls
+
+pytestmark = pytest.mark.integration
+
+WEATHER = {"type": "function", "function": {
+    "name": "get_weather", "description": "The weather in a city, now.",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+}}
+CLOCK = {"type": "function", "function": {"name": "local_time", "description": "The time here.",
+                                          "parameters": {"type": "object", "properties": {}}}}
+ASK = [{"role": "user", "content": "What is the weather in Paris?"}]
+
+
+@pytest.fixture(scope="module")
+def world(shared_server: ScriptedLLMServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    calling = remote_profile(shared_server) | {"capabilities": {"tool_call": True}}
+    profiles = {"MEMAGENT_MODELS": json.dumps([calling])}
+    with world_of("sqlite-inprocess", tmp_path_factory.mktemp("client-tools"), shared_server, profiles) as running:
+        with running.http() as http:
+            remote_agent(http, "Forecaster")
+        yield running
+
+
+@pytest.fixture
+def http(world: World, server: ScriptedLLMServer) -> Iterator[httpx.Client]:
+    with world.http() as client:
+        yield client
+
+
+def paused(world: World, server: ScriptedLLMServer, **extra: Any) -> Any:
+    """A completion that paused on the model's call of get_weather (not streamed), with its raw answer."""
+    server.enqueue(tool_calls(call("get_weather", {"city": "Paris"})))
+    return world.sdk().chat.completions.with_raw_response.create(
+        model="Forecaster", messages=ASK, tools=[WEATHER], **extra
+    )
+
+
+def resumed_messages(completion: Any, output: str = "18°C and sunny") -> list[dict[str, Any]]:
+    message = completion.choices[0].message
+    return [*ASK, message.model_dump(exclude_none=True),
+            *({"role": "tool", "tool_call_id": c.id, "content": output} for c in message.tool_calls)]
+
+
+def test_a_call_of_a_client_tool_pauses_the_turn_and_its_result_resumes_it(
+    world: World, http: httpx.Client, server: ScriptedLLMServer
+) -> None:
+    raw = paused(world, server)
+    completion = raw.parse()
+    choice = completion.choices[0]
+    assert choice.finish_reason == "tool_calls"
+    [called] = choice.message.tool_calls
+    assert (called.function.name, json.loads(called.function.arguments)) == ("get_weather", {"city": "Paris"})
+    offered = [tool["function"]["name"] for tool in last_turn_body(server)["tools"]]
+    assert offered == ["get_weather"]
+    time.sleep(2.5)  # past the client grace (1.5 s): a paused turn is not a turn nobody follows
+    server.enqueue(text("It is 18°C and sunny in Paris."))
+    after = world.sdk().chat.completions.with_raw_response.create(
+        model="Forecaster", messages=resumed_messages(completion), tools=[WEATHER]
+    )
+    answer = after.parse()
+    assert answer.choices[0].message.content == "It is 18°C and sunny in Paris."
+    assert answer.choices[0].finish_reason == "stop"
+    assert turn_of(after.headers) == turn_of(raw.headers)  # the same turn: one message, one conversation
+    sent = last_turn_body(server)["messages"]
+    assert sent[-1] == {"role": "tool", "tool_call_id": called.id, "content": "18°C and sunny"}
+    assert sent[-2]["tool_calls"][0]["id"] == called.id
+    conversation, message_id = turn_of(raw.headers)
+    stored = stored_message(http, conversation, message_id)
+    assert (stored["status"], stored["answer"]) == ("normal", "It is 18°C and sunny in Paris.")
+    actions = [s for s in steps_of(http, message_id) if s["tool"] == "get_weather" and s["observation"]]
+    assert [a["observation"] for a in actions][-1] == "18°C and sunny"
+    assert answer.usage.total_tokens > 0
+
+
+def test_streamed_calls_and_a_streamed_resume(world: World, http: httpx.Client, server: ScriptedLLMServer) -> None:
+    server.enqueue(tool_calls(call("get_weather", {"city": "Paris"})))
+    sdk = world.sdk()
+    chunks = list(sdk.chat.completions.create(model="Forecaster", messages=ASK, tools=[WEATHER], stream=True,
+                                              stream_options={"include_usage": True}))
+    deltas = [c.choices[0].delta for c in chunks if c.choices and c.choices[0].delta.tool_calls]
+    [delta] = deltas
+    assert delta.tool_calls[0].function.name == "get_weather"
+    assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == "tool_calls"
+    assert chunks[-1].usage is not None
+    assert chunks[-1].usage.total_tokens > 0
+    call_id = delta.tool_calls[0].id
+    history = [*ASK, {"role": "assistant", "tool_calls": [
+        {"id": call_id, "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
+    ]}, {"role": "tool", "tool_call_id": call_id, "content": "rain"}]
+    server.enqueue(text("Rain ", "in Paris."))
+    again = list(sdk.chat.completions.create(model="Forecaster", messages=history, tools=[WEATHER], stream=True))
+    assert "".join(c.choices[0].delta.content or "" for c in again if c.choices) == "Rain in Paris."
+    assert [c.choices[0].finish_reason for c in again if c.choices][-1] == "stop"
+
+
+NAMED = {"type": "function", "function": {"name": "local_time"}}
+
+
+@pytest.mark.parametrize(("choice", "sent"), [("required", "required"), (NAMED, NAMED), ("none", None)])
+def test_tool_choice_is_honoured_for_the_client_tools(
+    world: World, http: httpx.Client, server: ScriptedLLMServer, choice: Any, sent: Any
+) -> None:
+    server.enqueue(text("Fine."))
+    world.sdk().chat.completions.create(model="Forecaster", messages=ASK, tools=[WEATHER, CLOCK], tool_choice=choice)
+    body = last_turn_body(server)
+    assert body.get("tool_choice") == sent
+    assert ("tools" in body) is (choice != "none")
+
+
+def test_a_resume_with_a_call_id_no_turn_waits_for_is_400(world: World, http: httpx.Client) -> None:
+    history = [*ASK, {"role": "assistant", "tool_calls": [
+        {"id": "call_made_up", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
+    ]}, {"role": "tool", "tool_call_id": "call_made_up", "content": "sun"}]
+    with pytest.raises(openai.BadRequestError) as refused:
+        world.sdk().chat.completions.create(model="Forecaster", messages=history, tools=[WEATHER])
+    assert refused.value.code == "invalid_parameter"
+    assert "call_made_up" in refused.value.message
+
+
+def test_only_one_resume_wins_and_another_account_cannot_resume(
+    world: World, http: httpx.Client, server: ScriptedLLMServer
+) -> None:
+    completion = paused(world, server).parse()
+    with pytest.raises(openai.BadRequestError):  # Bob does not see Alice's paused turn
+        world.sdk(world.bob).chat.completions.create(model="Forecaster", messages=resumed_messages(completion))
+    server.enqueue(text("Sunny."))
+    world.sdk().chat.completions.create(model="Forecaster", messages=resumed_messages(completion))
+    with pytest.raises(openai.BadRequestError):  # answered already: no turn waits for it any more
+        world.sdk().chat.completions.create(model="Forecaster", messages=resumed_messages(completion))
+
+
+def test_a_new_turn_in_a_conversation_whose_turn_is_paused_is_409_naming_the_pause(
+    world: World, http: httpx.Client, server: ScriptedLLMServer
+) -> None:
+    raw = paused(world, server)
+    conversation, _ = turn_of(raw.headers)
+    with pytest.raises(openai.ConflictError) as refused:
+        world.sdk().chat.completions.create(model="Forecaster", messages=[{"role": "user", "content": "hello?"}],
+                                            extra_headers={"X-Memagent-Conversation-Id": conversation})
+    assert "paused" in refused.value.message
+    server.enqueue(text("Sunny."))
+    world.sdk().chat.completions.create(model="Forecaster", messages=resumed_messages(raw.parse()))
+
+
+def test_the_next_turn_finds_the_conversation_from_a_history_with_tool_calls(
+    world: World, http: httpx.Client, server: ScriptedLLMServer
+) -> None:
+    raw = paused(world, server)
+    completion = raw.parse()
+    server.enqueue(text("Sunny in Paris."))
+    answer = world.sdk().chat.completions.create(model="Forecaster", messages=resumed_messages(completion),
+                                                 tools=[WEATHER])
+    history = [*resumed_messages(completion), answer.choices[0].message.model_dump(exclude_none=True),
+               {"role": "user", "content": "And tomorrow?"}]
+    server.enqueue(text("Rain."))
+    after = world.sdk().chat.completions.with_raw_response.create(model="Forecaster", messages=history,
+                                                                  tools=[WEATHER])
+    assert turn_of(after.headers)[0] == turn_of(raw.headers)[0]
