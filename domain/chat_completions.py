@@ -19,7 +19,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from domain.client_tools import ClientToolResult
+from domain.client_tools import ClientCall, ClientToolResult, EarlierRound, is_ours
 from domain.errors import DomainError
 from domain.text import text_problem
 
@@ -43,7 +43,7 @@ class CompletionMessage:
     role: CompletionRole
     text: str = ""
     image_urls: tuple[str, ...] = ()
-    calls: tuple[str, ...] = ()
+    calls: tuple[ClientCall, ...] = ()
     call_id: str = ""
 
     @property
@@ -62,6 +62,7 @@ class CompletionTurn:
     system: str
     history: tuple[tuple[str, str], ...]
     results: tuple[ClientToolResult, ...] = ()  # the client's tool results, which resume its paused turn
+    earlier: tuple[EarlierRound, ...] = ()  # tool rounds made elsewhere, part of the question
 
     @property
     def resumes(self) -> bool:
@@ -113,16 +114,21 @@ def read_completion(messages: tuple[CompletionMessage, ...]) -> CompletionTurn:
     system = JOIN.join(m.text.strip() for m in messages
                        if m.role in (CompletionRole.SYSTEM, CompletionRole.DEVELOPER) and m.text.strip())
     results = _results(messages)
-    if results:
+    if results and all(is_ours(r.call_id) for r in results):
         return CompletionTurn("", (), system, (), results)
-    spoken = [m for m in messages if m.role in (CompletionRole.USER, CompletionRole.ASSISTANT) and not m.inside_a_turn]
+    if any(is_ours(r.call_id) for r in results):
+        raise DomainError("tool messages answer calls of a paused turn and others at once")
+    asked_at = max((i for i, m in enumerate(messages) if m.role is CompletionRole.USER), default=len(messages))
+    earlier = _rounds(messages[asked_at + 1 :]) if results else ()
+    before = messages[: asked_at + 1] if results else messages
+    spoken = [m for m in before if m.role in (CompletionRole.USER, CompletionRole.ASSISTANT) and not m.inside_a_turn]
     last_answer = max((i for i, m in enumerate(spoken) if m.role is CompletionRole.ASSISTANT), default=-1)
     trailing = spoken[last_answer + 1 :]
     query = _asked(trailing)
     if not query:
         raise DomainError("the messages end without a user message to answer")
     images = tuple(url for m in trailing for url in m.image_urls)
-    return CompletionTurn(query, images, system, _pairs(spoken[: last_answer + 1]))
+    return CompletionTurn(query, images, system, _pairs(spoken[: last_answer + 1]), earlier=earlier)
 
 
 def _results(messages: tuple[CompletionMessage, ...]) -> tuple[ClientToolResult, ...]:
@@ -135,13 +141,25 @@ def _results(messages: tuple[CompletionMessage, ...]) -> tuple[ClientToolResult,
     if not trailing:
         return ()
     # Alone, they answer the calls of the response they follow (the Responses API's previous_response_id).
-    calls = messages[end - 1].calls if end > 0 else None
+    calls = {call.id for call in messages[end - 1].calls} if end > 0 else None
     if calls is not None and not calls:
         raise DomainError("tool messages must follow the assistant message whose tool_calls they answer")
     for message in trailing:
         if calls is not None and message.call_id not in calls:
             raise DomainError(f"a tool message answers {message.call_id!r}, which the assistant message did not call")
     return tuple(ClientToolResult(m.call_id, m.text) for m in trailing)
+
+
+def _rounds(after: tuple[CompletionMessage, ...]) -> tuple[EarlierRound, ...]:
+    """The tool rounds after the question: each assistant message's calls with the results after it."""
+    rounds: list[EarlierRound] = []
+    for message in after:
+        if message.calls:
+            rounds.append(EarlierRound(message.calls, ()))
+        elif message.role is CompletionRole.TOOL and rounds:
+            last = rounds[-1]
+            rounds[-1] = EarlierRound(last.calls, (*last.results, ClientToolResult(message.call_id, message.text)))
+    return tuple(rounds)
 
 
 def _pairs(spoken: list[CompletionMessage]) -> tuple[tuple[str, str], ...]:

@@ -5,11 +5,17 @@ model beside the agent's own; when the model calls one, the turn *pauses*: the c
 client as the answer (`finish_reason: "tool_calls"`), and the client's next request, carrying their
 results, resumes the same turn. `tool_choice` says whether the client tools may, must, or must not
 be called, or which one must be, in the first model call after each request.
+
+memagent names each call it hands a client (`client_call_id`), so a result answering one of its
+own calls resumes a turn; a history whose calls memagent never made (a client's own agent loop, a
+conversation from elsewhere) is part of a new turn's question instead (`EarlierRound`).
 """
 
 from __future__ import annotations
 
 import enum
+import json
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -90,3 +96,42 @@ class Resumption:
         """Whether it holds exactly one result for each of `call_ids`."""
         given = [result.call_id for result in self.results]
         return len(given) == len(set(given)) and set(given) == set(call_ids)
+
+
+_OURS = re.compile(r"call_[0-9a-f]{32}")
+
+
+def client_call_id(unique_hex: str) -> str:
+    """The id memagent gives a call of a client tool, from a fresh 32-digit hex id."""
+    return f"call_{unique_hex}"
+
+
+def is_ours(call_id: str) -> bool:
+    """Whether memagent made this call id (client_call_id), rather than a client or another model."""
+    return _OURS.fullmatch(call_id) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class ClientCall:
+    """A tool call as a client's history holds it: its id, name and arguments (JSON text)."""
+
+    id: str
+    name: str = ""
+    arguments: str = "{}"
+
+    def parsed_arguments(self) -> dict[str, object]:
+        """The arguments as an object; anything else (not JSON, not an object) as `{"arguments": text}`."""
+        try:
+            value = json.loads(self.arguments or "{}")
+        except (ValueError, RecursionError):
+            return {"arguments": self.arguments}
+        return value if isinstance(value, dict) else {"arguments": self.arguments}
+
+
+@dataclass(frozen=True, slots=True)
+class EarlierRound:
+    """A round of tool calls and results a client brought with its question, made elsewhere: the
+    model sees it after the question, as if it had made it."""
+
+    calls: tuple[ClientCall, ...]
+    results: tuple[ClientToolResult, ...]

@@ -7,13 +7,14 @@ from typing import TYPE_CHECKING
 
 from domain.memory import check_history
 from domain.memory_recall import entity_line
-from domain.messages import Block, ImageBlock, Msg, Role, TextBlock
+from domain.messages import Block, ImageBlock, Msg, Role, TextBlock, ToolResultBlock, ToolUseBlock
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from datetime import datetime
 
     from domain.agent import AgentConfig
+    from domain.client_tools import EarlierRound
     from domain.memory_entities import Entity
 
 # The fixed rules that wrap every agent's preset prompt, by the agent's `language`. Kept under
@@ -100,3 +101,17 @@ def assemble_prompt(
         blocks.extend(ImageBlock(url) for url in image_urls)
     user = Msg(f"{message_id}:query", "user", Role.USER, tuple(blocks), at)
     return [system, *history, user]
+
+
+def earlier_rounds(rounds: Sequence[EarlierRound], *, message_id: str, at: datetime) -> list[Msg]:
+    """Tool rounds a client brought with its question (domain.client_tools), as the model's own
+    calls and their results, to follow the question in the prompt."""
+    messages: list[Msg] = []
+    for n, done in enumerate(rounds):
+        names = {call.id: call.name for call in done.calls}
+        uses = tuple(ToolUseBlock(c.id, c.name, c.parsed_arguments()) for c in done.calls)
+        results = tuple(ToolResultBlock(r.call_id, names.get(r.call_id, ""), r.output) for r in done.results)
+        messages.append(Msg(f"{message_id}:earlier-{n}", "assistant", Role.ASSISTANT, uses, at))
+        if results:
+            messages.append(Msg(f"{message_id}:earlier-{n}-results", "tool", Role.TOOL, results, at))
+    return messages

@@ -193,6 +193,7 @@ class ScriptedLLMServer:
         self._lock = threading.Lock()
         self._scripts: deque[Script] = deque()
         self._aside: Callable[[dict[str, Any]], bool] | None = None
+        self._default: Callable[[dict[str, Any]], Script] = echo_script
         self._records: list[RecordedRequest] = []
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
@@ -274,6 +275,11 @@ class ScriptedLLMServer:
         with self._lock:
             self._aside = predicate
 
+    def answer_by(self, default: Callable[[dict[str, Any]], Script] | None) -> None:
+        """With no script queued, a request gets `default(body)`'s reply (None: the echo again)."""
+        with self._lock:
+            self._default = default or echo_script
+
     def reset(self) -> None:
         """Forget queued scripts and recorded requests (for a server shared across tests)."""
         with self._lock:
@@ -326,7 +332,8 @@ class ScriptedLLMServer:
         body = record.body if isinstance(record.body, dict) else {}
         with self._lock:
             aside = self._aside is not None and self._aside(body)
-            script = self._scripts.popleft() if self._scripts and not aside else echo_script(body)
+            script = self._scripts.popleft() if self._scripts and not aside else (
+                echo_script(body) if aside else self._default(body))
         record.script = "aside" if aside else type(script).__name__
         reply = script.reply(ChatContext(body))
         record.status = reply.status

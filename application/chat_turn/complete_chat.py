@@ -100,7 +100,7 @@ class CompleteChat:
             # A history no conversation holds (edited, trimmed, from elsewhere): the new conversation
             # continues it, so that the client's next request, resending it, finds this one.
             history_prefix=turn.fingerprint if conversation is None else "", output=request.output,
-            client_tools=request.client_tools,
+            client_tools=request.client_tools, earlier=turn.earlier,
         ))
 
     def _check_schema(self, output: OutputFormat | None) -> None:

@@ -15,7 +15,7 @@ from application.model_calls.call_scope import calls_for, kept_calls, spent_by_t
 from application.ports.tracing import SpanName
 from domain.agent import choose_mode
 from domain.conversation import MessageStatus, TurnOutcome
-from domain.prompt import assemble_prompt
+from domain.prompt import assemble_prompt, earlier_rounds
 from domain.thoughts import FinishReason, ThoughtEvent
 from domain.tools import RetryPolicy
 
@@ -137,10 +137,11 @@ class RunChatTurn:
             dropped = len(turn.message.image_urls)
             note = f"{dropped} image(s) dropped: {model.name} does not accept images."
             events.record_step(events.new_id(), ThoughtEvent.AGENT_THOUGHT, thought=note)
-        return assemble_prompt(
+        prompt = assemble_prompt(
             config, remembered.memory, window, turn.message.query, turn.message.image_urls,
             accepts_images=model.capabilities.image_input, message_id=turn.message.id, at=events.now(),
         )
+        return [*prompt, *earlier_rounds(turn.earlier, message_id=turn.message.id, at=events.now())]
 
     async def _refuse(self, events: TurnEvents, loop: AgentLoop, preset: str) -> None:
         """The input review's answer: no memory read, no model call, nothing embedded."""

@@ -95,7 +95,8 @@ class StartChatTurn:
             # An OpenAI client keeps what streamed as the answer and resends it: only the answer may
             # stream, or its history would never match the stored turns (domain.chat_completions).
             config = replace(config, stream_thoughts=False)
-        turn = Turn(config, conversation, message, request.replaces, admission, request.output, request.client_tools)
+        turn = Turn(config, conversation, message, request.replaces, admission, request.output, request.client_tools,
+                    request.earlier)
         try:
             await self._launch(turn)
         except ApplicationError as failure:

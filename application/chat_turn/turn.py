@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from application.chat_turn.turn_quota import NO_LIMITS, Admission
 from domain.agent import AgentConfig, ModelParams
 from domain.agents import EntryPoint
-from domain.client_tools import ClientTools
+from domain.client_tools import ClientTools, EarlierRound
 from domain.conversation import Conversation, Message
 from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId, TaskId
 from domain.structured_output import OutputFormat
@@ -40,6 +40,7 @@ class ChatRequest:
     key_id: str | None = None  # the API key's id, whose rate limits the turn counts under (None: no key)
     output: OutputFormat | None = None  # the structured output the answer must be (/v1's `response_format`)
     client_tools: ClientTools | None = None  # the tools the request's client runs itself (/v1's `tools`)
+    earlier: tuple[EarlierRound, ...] = ()  # tool rounds made elsewhere that the question comes with (/v1)
 
     @property
     def viewer(self) -> Viewer:
@@ -64,6 +65,7 @@ class Turn:
     admission: Admission = NO_LIMITS  # its hold on its rate-limit slots (turn_quota.py)
     output: OutputFormat | None = None  # the structured output its answer must be
     client_tools: ClientTools | None = None  # its client's own tools (domain.client_tools)
+    earlier: tuple[EarlierRound, ...] = ()  # tool rounds its question comes with, after it in the prompt
 
     @property
     def handle(self) -> TurnHandle:

@@ -17,11 +17,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from application.errors import InvalidParameter, UnsupportedParameter
 from domain.agent import ModelParams
 from domain.chat_completions import CompletionMessage, CompletionRole
-from domain.client_tools import ClientTools
+from domain.client_tools import ClientCall, ClientTools
 from domain.errors import DomainError
 from domain.structured_output import OutputFormat, OutputKind
 from domain.text import text_problem
-from interfaces.http.openai_tools import client_tools
+from interfaces.http.openai_tools import client_call, client_tools
 
 ROLES = {role.value: role for role in CompletionRole}
 MAX_CONVERSATION_ID = 64
@@ -155,12 +155,17 @@ def _message(index: int, message: ChatMessage) -> CompletionMessage:
     return CompletionMessage(role, "\n".join(texts), tuple(images), calls, message.tool_call_id or "")
 
 
-def _call_ids(where: str, message: ChatMessage) -> tuple[str, ...]:
-    """The ids of an assistant message's `tool_calls`."""
-    ids = tuple(call.get("id") for call in message.tool_calls or () if isinstance(call, dict))
-    if len(ids) != len(message.tool_calls or ()) or not all(isinstance(i, str) and i for i in ids):
-        raise InvalidParameter(f"{where}.tool_calls: each call is an object with its `id`.", f"{where}.tool_calls")
-    return tuple(str(i) for i in ids)
+def _call_ids(where: str, message: ChatMessage) -> tuple[ClientCall, ...]:
+    """An assistant message's `tool_calls`: each with its id, function name and arguments."""
+    calls = []
+    for call in message.tool_calls or ():
+        function = call.get("function") if isinstance(call, dict) else None
+        call_id = call.get("id") if isinstance(call, dict) else None
+        if not isinstance(call_id, str) or not call_id or not isinstance(function, dict):
+            raise InvalidParameter(f"{where}.tool_calls: each call is an object with its `id` and `function`.",
+                                   f"{where}.tool_calls")
+        calls.append(client_call(call_id, function.get("name"), function.get("arguments")))
+    return tuple(calls)
 
 
 def completion_data(

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from application.errors import InvalidParameter, UnsupportedParameter
-from domain.client_tools import AUTO, ChoiceMode, ClientTools, ToolChoice
+from domain.client_tools import AUTO, ChoiceMode, ClientCall, ClientTools, ToolChoice
 from domain.errors import DomainError
 from domain.tools import ToolSpec
 
@@ -30,6 +30,11 @@ def client_tools(tools: list[Any] | None, choice: Any, *, nested: bool) -> Clien
         return ClientTools(specs, _choice(choice, nested))
     except DomainError as bad:
         raise InvalidParameter(f"tools: {bad}.", "tool_choice") from bad
+
+
+def client_call(call_id: str, name: Any, arguments: Any) -> ClientCall:
+    """A call in a client's history; a name or arguments that are not strings count as none."""
+    return ClientCall(call_id, name if isinstance(name, str) else "", arguments if isinstance(arguments, str) else "{}")
 
 
 def _spec(index: int, tool: Any, nested: bool) -> ToolSpec:

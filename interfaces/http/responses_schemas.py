@@ -24,7 +24,7 @@ from domain.chat_completions import CompletionMessage, CompletionRole
 from domain.client_tools import ClientTools
 from domain.structured_output import OutputFormat
 from interfaces.http.openai_schemas import named_conversation, output_format
-from interfaces.http.openai_tools import client_tools
+from interfaces.http.openai_tools import client_call, client_tools
 
 ROLES = {role.value: role for role in CompletionRole if role is not CompletionRole.TOOL}
 TEXT_PARTS = ("input_text", "output_text", "text")
@@ -147,7 +147,8 @@ def _tool_item(where: str, kind: str, item: dict[str, Any]) -> CompletionMessage
     if not isinstance(call_id, str) or not call_id:
         raise InvalidParameter(f"{where}: a {kind} item names its `call_id`.", f"{where}.call_id")
     if kind == "function_call":
-        return CompletionMessage(CompletionRole.ASSISTANT, calls=(call_id,))
+        call = client_call(call_id, item.get("name"), item.get("arguments"))
+        return CompletionMessage(CompletionRole.ASSISTANT, calls=(call,))
     output = item.get("output")
     if isinstance(output, list):
         output = "\n".join(str(part.get("text", "")) for part in output if isinstance(part, dict))

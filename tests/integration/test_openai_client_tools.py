@@ -136,14 +136,32 @@ def test_tool_choice_is_honoured_for_the_client_tools(
     assert ("tools" in body) is (choice != "none")
 
 
-def test_a_resume_with_a_call_id_no_turn_waits_for_is_400(world: World, http: httpx.Client) -> None:
+def test_a_resume_of_a_call_of_memagents_no_turn_waits_for_is_400(world: World, http: httpx.Client) -> None:
+    gone = "call_" + "0" * 32  # memagent's shape of call id, that no paused turn waits for
     history = [*ASK, {"role": "assistant", "tool_calls": [
-        {"id": "call_made_up", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
-    ]}, {"role": "tool", "tool_call_id": "call_made_up", "content": "sun"}]
+        {"id": gone, "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
+    ]}, {"role": "tool", "tool_call_id": gone, "content": "sun"}]
     with pytest.raises(openai.BadRequestError) as refused:
         world.sdk().chat.completions.create(model="Forecaster", messages=history, tools=[WEATHER])
     assert refused.value.code == "invalid_parameter"
-    assert "call_made_up" in refused.value.message
+    assert gone in refused.value.message
+
+
+def test_tool_calls_made_elsewhere_are_part_of_a_new_turns_question(
+    world: World, http: httpx.Client, server: ScriptedLLMServer
+) -> None:
+    history = [*ASK, {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "abc123", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
+    ]}, {"role": "tool", "tool_call_id": "abc123", "content": "hail"}]
+    server.enqueue(text("Hail in Paris."))
+    raw = world.sdk().chat.completions.with_raw_response.create(model="Forecaster", messages=history, tools=[WEATHER])
+    assert raw.parse().choices[0].message.content == "Hail in Paris."
+    sent = last_turn_body(server)["messages"]
+    assert sent[-3]["content"] == ASK[0]["content"]
+    assert sent[-2]["tool_calls"][0]["function"] == {"name": "get_weather", "arguments": '{"city": "Paris"}'}
+    assert sent[-1] == {"role": "tool", "tool_call_id": "abc123", "content": "hail"}
+    stored = stored_message(http, *turn_of(raw.headers))
+    assert (stored["query"], stored["answer"]) == (ASK[0]["content"], "Hail in Paris.")
 
 
 def test_only_one_resume_wins_and_another_account_cannot_resume(

@@ -4,12 +4,21 @@ messages resumes a turn; calls and results inside a turn stay out of the history
 import pytest
 
 from domain.chat_completions import CompletionMessage, CompletionRole, fingerprint_of, read_completion
-from domain.client_tools import ChoiceMode, ClientToolResult, ClientTools, Resumption, ToolChoice
+from domain.client_tools import (
+    ChoiceMode,
+    ClientCall,
+    ClientToolResult,
+    ClientTools,
+    EarlierRound,
+    Resumption,
+    ToolChoice,
+)
 from domain.errors import DomainError
 from domain.tools import ToolSpec
 
 F = ToolSpec("f", "")
 USER, ASSISTANT, TOOL = CompletionRole.USER, CompletionRole.ASSISTANT, CompletionRole.TOOL
+A, B = "call_" + "a" * 32, "call_" + "b" * 32  # ids of memagent's shape
 
 
 @pytest.mark.parametrize(("specs", "choice"), [
@@ -35,13 +44,26 @@ def test_a_resumption_must_answer_each_call_once() -> None:
     assert not Resumption((one, one)).answers(("a",))
 
 
-def test_trailing_tool_messages_resume_with_their_results() -> None:
+def test_trailing_results_of_memagents_calls_resume_with_them() -> None:
     turn = read_completion((
-        CompletionMessage(USER, "weather?"), CompletionMessage(ASSISTANT, calls=("a", "b")),
-        CompletionMessage(TOOL, "sun", call_id="a"), CompletionMessage(TOOL, "rain", call_id="b"),
+        CompletionMessage(USER, "weather?"), CompletionMessage(ASSISTANT, calls=(ClientCall(A), ClientCall(B))),
+        CompletionMessage(TOOL, "sun", call_id=A), CompletionMessage(TOOL, "rain", call_id=B),
     ))
     assert turn.resumes
-    assert turn.results == (ClientToolResult("a", "sun"), ClientToolResult("b", "rain"))
+    assert turn.results == (ClientToolResult(A, "sun"), ClientToolResult(B, "rain"))
+
+
+def test_results_of_calls_made_elsewhere_are_rounds_of_a_new_question() -> None:
+    call = ClientCall("abc", "add", '{"a": 1}')
+    turn = read_completion((
+        CompletionMessage(USER, "1 + 2?"), CompletionMessage(ASSISTANT, calls=(call,)),
+        CompletionMessage(TOOL, "3", call_id="abc"),
+    ))
+    assert not turn.resumes
+    assert (turn.query, turn.earlier) == ("1 + 2?", (EarlierRound((call,), (ClientToolResult("abc", "3"),)),))
+    with pytest.raises(DomainError):  # memagent's calls and others at once
+        read_completion((CompletionMessage(USER, "?"), CompletionMessage(ASSISTANT, calls=(call, ClientCall(A))),
+                         CompletionMessage(TOOL, "3", call_id="abc"), CompletionMessage(TOOL, "4", call_id=A)))
 
 
 @pytest.mark.parametrize("before", [CompletionMessage(USER, "hi"), CompletionMessage(ASSISTANT, "hello")])
@@ -49,13 +71,13 @@ def test_tool_messages_must_follow_the_calls_they_answer(before: CompletionMessa
     with pytest.raises(DomainError):
         read_completion((before, CompletionMessage(TOOL, "sun", call_id="a")))
     with pytest.raises(DomainError):
-        read_completion((CompletionMessage(ASSISTANT, calls=("b",)), CompletionMessage(TOOL, "sun", call_id="a")))
+        read_completion((CompletionMessage(ASSISTANT, calls=(ClientCall(B),)), CompletionMessage(TOOL, "s", call_id=A)))
 
 
 def test_calls_and_results_inside_a_turn_stay_out_of_the_history() -> None:
     turn = read_completion((
-        CompletionMessage(USER, "weather?"), CompletionMessage(ASSISTANT, calls=("a",)),
-        CompletionMessage(TOOL, "sun", call_id="a"), CompletionMessage(ASSISTANT, "Sunny."),
+        CompletionMessage(USER, "weather?"), CompletionMessage(ASSISTANT, calls=(ClientCall(A),)),
+        CompletionMessage(TOOL, "sun", call_id=A), CompletionMessage(ASSISTANT, "Sunny."),
         CompletionMessage(USER, "tomorrow?"),
     ))
     assert (turn.query, turn.history) == ("tomorrow?", (("weather?", "Sunny."),))

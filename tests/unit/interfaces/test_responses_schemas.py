@@ -5,7 +5,7 @@ import pytest
 
 from application.errors import InvalidParameter, UnsupportedParameter
 from domain.chat_completions import CompletionMessage, CompletionRole
-from domain.client_tools import ChoiceMode, ToolChoice
+from domain.client_tools import ChoiceMode, ClientCall, ToolChoice
 from domain.structured_output import OutputFormat, OutputKind
 from interfaces.http.responses_schemas import ResponsesBody
 
@@ -57,7 +57,7 @@ def test_function_calls_join_into_one_assistant_message_and_outputs_answer_them(
         {"type": "function_call_output", "call_id": "c2", "output": [{"type": "input_text", "text": "rain"}]},
     ])
     assert body.completion_messages()[1:] == (
-        CompletionMessage(CompletionRole.ASSISTANT, calls=("c1", "c2")),
+        CompletionMessage(CompletionRole.ASSISTANT, calls=(ClientCall("c1", "w", "{}"), ClientCall("c2", "w", "{}"))),
         CompletionMessage(CompletionRole.TOOL, "sun", call_id="c1"),
         CompletionMessage(CompletionRole.TOOL, "rain", call_id="c2"),
     )
