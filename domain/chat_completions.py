@@ -132,22 +132,25 @@ def read_completion(messages: tuple[CompletionMessage, ...]) -> CompletionTurn:
 
 
 def _results(messages: tuple[CompletionMessage, ...]) -> tuple[ClientToolResult, ...]:
-    """The tool messages that end the request, answering the calls of the assistant message before
-    them; none when it ends otherwise."""
-    end = len(messages)
-    while end > 0 and messages[end - 1].role is CompletionRole.TOOL:
-        end -= 1
-    trailing = messages[end:]
-    if not trailing:
+    """The tool results a request ends with: every tool message after its last user message, each
+    answering a call made before it there (calls and results may alternate); none when it ends
+    otherwise. Without a user message they may stand alone: they answer the calls of the response
+    they follow (the Responses API's `previous_response_id`)."""
+    inside = [m for m in messages if m.role not in (CompletionRole.SYSTEM, CompletionRole.DEVELOPER)]
+    if not inside or inside[-1].role is not CompletionRole.TOOL:
         return ()
-    # Alone, they answer the calls of the response they follow (the Responses API's previous_response_id).
-    calls = {call.id for call in messages[end - 1].calls} if end > 0 else None
-    if calls is not None and not calls:
-        raise DomainError("tool messages must follow the assistant message whose tool_calls they answer")
-    for message in trailing:
-        if calls is not None and message.call_id not in calls:
-            raise DomainError(f"a tool message answers {message.call_id!r}, which the assistant message did not call")
-    return tuple(ClientToolResult(m.call_id, m.text) for m in trailing)
+    asked = max((i for i, m in enumerate(inside) if m.role is CompletionRole.USER), default=-1)
+    called: set[str] = set()
+    results: list[ClientToolResult] = []
+    for message in inside[asked + 1 :]:
+        if message.role is CompletionRole.TOOL:
+            if (called or asked >= 0) and message.call_id not in called:
+                raise DomainError(f"a tool message answers {message.call_id!r}, which no assistant message "
+                                  "before it called")
+            results.append(ClientToolResult(message.call_id, message.text))
+        else:
+            called |= {call.id for call in message.calls}
+    return tuple(results)
 
 
 def _rounds(after: tuple[CompletionMessage, ...]) -> tuple[EarlierRound, ...]:

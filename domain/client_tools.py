@@ -71,6 +71,12 @@ class ClientTools:
     def names(self) -> frozenset[str]:
         return frozenset(spec.name for spec in self.specs)
 
+    def allowed(self, choice: ToolChoice) -> ToolChoice:
+        """`choice` where it fits these tools (a resuming request's may name another): else `auto`."""
+        if choice.mode is ChoiceMode.NAMED and choice.name not in self.names:
+            return AUTO
+        return choice
+
     def offered(self, choice: ToolChoice) -> tuple[ToolSpec, ...]:
         """The client tools a model call offers under `choice`."""
         return () if choice.mode is ChoiceMode.NONE else self.specs

@@ -58,10 +58,11 @@ class ClientToolRelay:
             )
             await self._events.flush()
             with self._watch.paused():
-                resumption = await self._exchange.collect(self._info.task_id, self._timeout)
+                resumption = await self._exchange.collect(paused, self._timeout)
         finally:
             await best_effort(self._exchange.end(paused), None, f"turn {self._info.task_id}: ending its pause")
-        if resumption is None:
+        if resumption is None or not resumption.answers(paused.call_ids):  # ResumeTurn delivers only answers
             raise StopRequested(StopReason.NO_TOOL_RESULTS)
         outputs = {result.call_id: result.output for result in resumption.results}
-        return [ToolResult(call.id, call.name, outputs[call.id]) for call in calls], resumption.choice
+        results = [ToolResult(call.id, call.name, outputs[call.id]) for call in calls]
+        return results, self.tools.allowed(resumption.choice)

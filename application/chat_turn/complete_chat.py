@@ -83,6 +83,7 @@ class CompleteChat:
 
     async def _start_turn(self, request: CompletionRequest, turn: CompletionTurn) -> TurnHandle:
         self._check_schema(request.output)
+        self._check_tools(request.client_tools)
         agent_id, version = await self._models.find(request.owner, request.key_agent, request.model)
         conversation = request.conversation_id
         if request.after is not None:
@@ -102,6 +103,14 @@ class CompleteChat:
             history_prefix=turn.fingerprint if conversation is None else "", output=request.output,
             client_tools=request.client_tools, earlier=turn.earlier,
         ))
+
+    def _check_tools(self, tools: ClientTools | None) -> None:
+        """A tool whose parameters are no JSON Schema would make the model's server refuse the turn."""
+        for index, spec in enumerate(tools.specs if tools is not None else ()):
+            problem = self._schemas.schema_problem(spec.parameters)
+            if problem is not None:
+                raise InvalidParameter(f"tools[{index}]: its parameters are not a JSON Schema: {problem}.",
+                                       f"tools[{index}]")
 
     def _check_schema(self, output: OutputFormat | None) -> None:
         if output is None or output.kind is not OutputKind.JSON_SCHEMA:

@@ -3,7 +3,7 @@ from typing import Protocol
 
 from application.ports.task_control import TaskInfo
 from domain.client_tools import Resumption
-from domain.ids import OwnerId, TaskId
+from domain.ids import OwnerId
 
 
 @dataclass(frozen=True, slots=True)
@@ -12,6 +12,11 @@ class PausedTurn:
 
     task: TaskInfo
     call_ids: tuple[str, ...]
+
+    @property
+    def key(self) -> str:
+        """What names this pause of its turn: its first call's id (memagent's, unique)."""
+        return self.call_ids[0]
 
 
 class ClientToolExchange(Protocol):
@@ -31,13 +36,14 @@ class ClientToolExchange(Protocol):
         resumed already, or lapsed)."""
         ...
 
-    async def deliver(self, task_id: TaskId, resumption: Resumption) -> bool:
-        """Hand the results to the paused turn; False when it is no longer waiting (another request
-        resumed it first, or it lapsed). Only one delivery of a pause succeeds."""
+    async def deliver(self, paused: PausedTurn, resumption: Resumption) -> bool:
+        """Hand the results to the paused turn; False when this pause no longer waits (another
+        request resumed it first, it lapsed, or the turn has paused again since). Only one delivery
+        of a pause succeeds."""
         ...
 
-    async def collect(self, task_id: TaskId, wait: float) -> Resumption | None:
-        """The results delivered to the turn, waiting up to `wait` seconds; None when none came."""
+    async def collect(self, paused: PausedTurn, wait: float) -> Resumption | None:
+        """The results delivered to this pause, waiting up to `wait` seconds; None when none came."""
         ...
 
     async def end(self, paused: PausedTurn) -> None:

@@ -21,13 +21,13 @@ class InProcessClientToolExchange(ClientToolExchange):
 
     def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
         self._calls: dict[tuple[OwnerId, str], tuple[PausedTurn, float]] = {}
-        self._claims: dict[TaskId, float] = {}
-        self._results: dict[TaskId, asyncio.Queue[Resumption]] = {}
+        self._claims: dict[tuple[TaskId, str], float] = {}
+        self._results: dict[tuple[TaskId, str], asyncio.Queue[Resumption]] = {}
         self._clock = clock
 
     async def pause(self, paused: PausedTurn, ttl: float) -> None:
         until = self._clock() + ttl
-        self._claims[paused.task.task_id] = until
+        self._claims[_pause(paused)] = until
         for call_id in paused.call_ids:
             self._calls[(paused.task.owner, call_id)] = (paused, until)
 
@@ -38,24 +38,28 @@ class InProcessClientToolExchange(ClientToolExchange):
             return None
         return entry[0]
 
-    async def deliver(self, task_id: TaskId, resumption: Resumption) -> bool:
-        until = self._claims.pop(task_id, None)
+    async def deliver(self, paused: PausedTurn, resumption: Resumption) -> bool:
+        until = self._claims.pop(_pause(paused), None)
         if until is None or until < self._clock():
             return False
-        self._queue(task_id).put_nowait(resumption)
+        self._queue(_pause(paused)).put_nowait(resumption)
         return True
 
-    async def collect(self, task_id: TaskId, wait: float) -> Resumption | None:
+    async def collect(self, paused: PausedTurn, wait: float) -> Resumption | None:
         try:
-            return await asyncio.wait_for(self._queue(task_id).get(), wait)
+            return await asyncio.wait_for(self._queue(_pause(paused)).get(), wait)
         except TimeoutError:
             return None
 
     async def end(self, paused: PausedTurn) -> None:
         for call_id in paused.call_ids:
             self._calls.pop((paused.task.owner, call_id), None)
-        self._claims.pop(paused.task.task_id, None)
-        self._results.pop(paused.task.task_id, None)
+        self._claims.pop(_pause(paused), None)
+        self._results.pop(_pause(paused), None)
 
-    def _queue(self, task_id: TaskId) -> asyncio.Queue[Resumption]:
-        return self._results.setdefault(task_id, asyncio.Queue())
+    def _queue(self, pause: tuple[TaskId, str]) -> asyncio.Queue[Resumption]:
+        return self._results.setdefault(pause, asyncio.Queue())
+
+
+def _pause(paused: PausedTurn) -> tuple[TaskId, str]:
+    return paused.task.task_id, paused.key

@@ -35,9 +35,10 @@ class RedisClientToolExchange(ClientToolExchange):
     """Paused turns in Redis, so that a client's results reach the turn from any API worker.
 
     ``{prefix}client-call:{owner}:{call_id}`` holds the PausedTurn as JSON, one key per call;
-    ``{prefix}client-pause:{task_id}`` is the pause's claim, deleted by the one delivery that wins;
-    ``{prefix}client-results:{task_id}`` is the list the results are pushed onto and popped from
-    (BLPOP, on the blocking client). Every key lapses with the pause.
+    ``{prefix}client-pause:{task_id}:{key}`` is the pause's claim (`PausedTurn.key`: one pause of
+    the turn, not a later one), deleted by the one delivery that wins;
+    ``{prefix}client-results:{task_id}:{key}`` is the list the results are pushed onto and popped
+    from (BLPOP, on the blocking client). Every key lapses with the pause.
     """
 
     def __init__(self, client: RedisClient, results_ttl: float = 60.0) -> None:
@@ -47,17 +48,17 @@ class RedisClientToolExchange(ClientToolExchange):
     def _call_key(self, owner: OwnerId, call_id: str) -> str:
         return self._client.key("client-call", owner, call_id)
 
-    def _claim_key(self, task_id: TaskId) -> str:
-        return self._client.key("client-pause", task_id)
+    def _claim_key(self, paused: PausedTurn) -> str:
+        return self._client.key("client-pause", paused.task.task_id, paused.key)
 
-    def _results_key(self, task_id: TaskId) -> str:
-        return self._client.key("client-results", task_id)
+    def _results_key(self, paused: PausedTurn) -> str:
+        return self._client.key("client-results", paused.task.task_id, paused.key)
 
     async def pause(self, paused: PausedTurn, ttl: float) -> None:
         payload = json.dumps({"task": asdict(paused.task), "call_ids": list(paused.call_ids)}, ensure_ascii=False)
         with self._client.translate(EventStoreUnavailable, f"pausing task {paused.task.task_id}"):
             async with self._client.commands.pipeline(transaction=True) as pipe:
-                pipe.set(self._claim_key(paused.task.task_id), "1", px=_ms(ttl))
+                pipe.set(self._claim_key(paused), "1", px=_ms(ttl))
                 for call_id in paused.call_ids:
                     pipe.set(self._call_key(paused.task.owner, call_id), payload, px=_ms(ttl))
                 await pipe.execute()
@@ -67,16 +68,16 @@ class RedisClientToolExchange(ClientToolExchange):
             raw = await self._client.commands.get(self._call_key(owner, call_id))
         return None if raw is None else _decode_paused(raw)
 
-    async def deliver(self, task_id: TaskId, resumption: Resumption) -> bool:
-        keys = [self._claim_key(task_id), self._results_key(task_id)]
-        with self._client.translate(EventStoreUnavailable, f"resuming task {task_id}"):
+    async def deliver(self, paused: PausedTurn, resumption: Resumption) -> bool:
+        keys = [self._claim_key(paused), self._results_key(paused)]
+        with self._client.translate(EventStoreUnavailable, f"resuming task {paused.task.task_id}"):
             script = self._client.commands.register_script(_DELIVER)
             done = await script(keys=keys, args=[_encode_resumption(resumption), self._results_ttl_ms])
         return bool(done)
 
-    async def collect(self, task_id: TaskId, wait: float) -> Resumption | None:
-        key, left = self._results_key(task_id), wait
-        with self._client.translate(EventStoreUnavailable, f"waiting for task {task_id}'s tool results"):
+    async def collect(self, paused: PausedTurn, wait: float) -> Resumption | None:
+        key, left = self._results_key(paused), wait
+        with self._client.translate(EventStoreUnavailable, f"waiting for task {paused.task.task_id}'s tool results"):
             while True:
                 # BLPOP's timeout is in seconds; 0 would block for ever, so a slice is never below 1 ms.
                 popped = await self._client.blocking.blpop([key], timeout=max(0.001, min(left, BLOCK_SLICE)))
@@ -88,7 +89,7 @@ class RedisClientToolExchange(ClientToolExchange):
 
     async def end(self, paused: PausedTurn) -> None:
         keys = [self._call_key(paused.task.owner, call_id) for call_id in paused.call_ids]
-        keys += [self._claim_key(paused.task.task_id), self._results_key(paused.task.task_id)]
+        keys += [self._claim_key(paused), self._results_key(paused)]
         with self._client.translate(EventStoreUnavailable, f"ending task {paused.task.task_id}'s pause"):
             await self._client.commands.delete(*keys)
 

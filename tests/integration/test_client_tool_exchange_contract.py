@@ -43,22 +43,33 @@ async def test_a_paused_turn_is_found_by_each_of_its_calls_for_its_owner_only(ex
 
 async def test_delivered_results_reach_the_waiting_turn_once(exchange: ClientToolExchange) -> None:
     await exchange.pause(PAUSED, ttl=60)
-    waiting = asyncio.create_task(exchange.collect(TASK, wait=5))
+    waiting = asyncio.create_task(exchange.collect(PAUSED, wait=5))
     await asyncio.sleep(0.05)
-    assert await exchange.deliver(TASK, RESULTS) is True
+    assert await exchange.deliver(PAUSED, RESULTS) is True
     assert await waiting == RESULTS
-    assert await exchange.deliver(TASK, RESULTS) is False  # a second resume finds no pause
+    assert await exchange.deliver(PAUSED, RESULTS) is False  # a second resume finds no pause
 
 
 async def test_results_delivered_before_the_turn_waits_are_kept_for_it(exchange: ClientToolExchange) -> None:
     await exchange.pause(PAUSED, ttl=60)
-    assert await exchange.deliver(TASK, RESULTS)
-    assert await exchange.collect(TASK, wait=1) == RESULTS
+    assert await exchange.deliver(PAUSED, RESULTS)
+    assert await exchange.collect(PAUSED, wait=1) == RESULTS
 
 
 async def test_a_wait_without_results_ends_empty(exchange: ClientToolExchange) -> None:
     await exchange.pause(PAUSED, ttl=60)
-    assert await exchange.collect(TASK, wait=0.2) is None
+    assert await exchange.collect(PAUSED, wait=0.2) is None
+
+
+async def test_results_for_an_earlier_pause_never_reach_the_turns_next_one(exchange: ClientToolExchange) -> None:
+    await exchange.pause(PAUSED, ttl=60)
+    assert await exchange.deliver(PAUSED, RESULTS)
+    assert await exchange.collect(PAUSED, wait=1) == RESULTS
+    await exchange.end(PAUSED)
+    again = PausedTurn(INFO, ("call_c",))  # the same turn, paused again
+    await exchange.pause(again, ttl=60)
+    assert await exchange.deliver(PAUSED, RESULTS) is False  # a late or repeated resume of the first pause
+    assert await exchange.collect(again, wait=0.2) is None
 
 
 async def test_an_ended_pause_is_neither_found_nor_resumed(exchange: ClientToolExchange) -> None:
@@ -66,14 +77,14 @@ async def test_an_ended_pause_is_neither_found_nor_resumed(exchange: ClientToolE
     await exchange.end(PAUSED)
     await exchange.end(PAUSED)  # ending twice is no failure
     assert await exchange.find(ALICE, "call_a") is None
-    assert await exchange.deliver(TASK, RESULTS) is False
+    assert await exchange.deliver(PAUSED, RESULTS) is False
 
 
 async def test_a_pause_lapses_after_its_ttl(exchange: ClientToolExchange) -> None:
     await exchange.pause(PAUSED, ttl=0.2)
     await asyncio.sleep(0.4)
     assert await exchange.find(ALICE, "call_a") is None
-    assert await exchange.deliver(TASK, RESULTS) is False
+    assert await exchange.deliver(PAUSED, RESULTS) is False
 
 
 async def test_redis_failure_raises_event_store_unavailable() -> None:
@@ -83,8 +94,8 @@ async def test_redis_failure_raises_event_store_unavailable() -> None:
         calls = (
             lambda: exchange.pause(PAUSED, ttl=60),
             lambda: exchange.find(ALICE, "call_a"),
-            lambda: exchange.deliver(TASK, RESULTS),
-            lambda: exchange.collect(TASK, wait=0.1),
+            lambda: exchange.deliver(PAUSED, RESULTS),
+            lambda: exchange.collect(PAUSED, wait=0.1),
             lambda: exchange.end(PAUSED),
         )
         for call in calls:

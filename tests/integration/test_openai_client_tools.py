@@ -203,3 +203,27 @@ def test_the_next_turn_finds_the_conversation_from_a_history_with_tool_calls(
     after = world.sdk().chat.completions.with_raw_response.create(model="Forecaster", messages=history,
                                                                   tools=[WEATHER])
     assert turn_of(after.headers)[0] == turn_of(raw.headers)[0]
+
+
+def test_a_late_resume_of_an_earlier_pause_never_reaches_the_turns_next_pause(
+    world: World, http: httpx.Client, server: ScriptedLLMServer
+) -> None:
+    completion = paused(world, server).parse()
+    server.enqueue(tool_calls(call("get_weather", {"city": "Nice"})))  # the turn pauses again
+    again = world.sdk().chat.completions.create(model="Forecaster", messages=resumed_messages(completion),
+                                                tools=[WEATHER])
+    assert again.choices[0].finish_reason == "tool_calls"
+    with pytest.raises(openai.BadRequestError):  # the first pause's results, sent again
+        world.sdk().chat.completions.create(model="Forecaster", messages=resumed_messages(completion))
+    history = [*resumed_messages(completion), again.choices[0].message.model_dump(exclude_none=True),
+               {"role": "tool", "tool_call_id": again.choices[0].message.tool_calls[0].id, "content": "mild"}]
+    server.enqueue(text("Paris sunny, Nice mild."))
+    final = world.sdk().chat.completions.create(model="Forecaster", messages=history, tools=[WEATHER])
+    assert final.choices[0].message.content == "Paris sunny, Nice mild."
+
+
+def test_a_tool_whose_parameters_are_no_json_schema_is_400_before_any_turn(world: World, http: httpx.Client) -> None:
+    broken = {"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": "oops"}}}
+    with pytest.raises(openai.BadRequestError) as refused:
+        world.sdk().chat.completions.create(model="Forecaster", messages=ASK, tools=[broken])
+    assert (refused.value.code, refused.value.param) == ("invalid_parameter", "tools[0]")

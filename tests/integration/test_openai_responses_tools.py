@@ -94,3 +94,30 @@ def test_an_output_for_a_call_no_turn_waits_for_is_400(world: World, http: httpx
         world.sdk().responses.create(model="Rita", tools=[WEATHER],
                                      input=[{"type": "function_call_output", "call_id": "call_x", "output": "1"}])
     assert refused.value.code == "invalid_parameter"
+
+
+def test_a_resume_with_instructions_after_the_previous_response_continues_the_turn(
+    world: World, http: httpx.Client, server: ScriptedLLMServer
+) -> None:
+    server.enqueue(tool_calls(call("get_weather", {"city": "Cusco"})))
+    first = world.sdk().responses.create(model="Rita", input="Weather in Cusco?", tools=[WEATHER],
+                                         instructions="Be brief.")
+    [item] = first.output
+    server.enqueue(text("Cusco: 9°C."))
+    after = world.sdk().responses.create(  # what the Agents SDK sends with auto_previous_response_id
+        model="Rita", previous_response_id=first.id, tools=[WEATHER], instructions="Be brief.",
+        input=[{"type": "function_call_output", "call_id": item.call_id, "output": "9°C"}],
+    )
+    assert after.output_text == "Cusco: 9°C."
+
+
+def test_calls_and_outputs_may_alternate(world: World, http: httpx.Client, server: ScriptedLLMServer) -> None:
+    server.enqueue(tool_calls(call("get_weather", {"city": "Lima"}), call("get_weather", {"city": "Quito"})))
+    first = world.sdk().responses.create(model="Rita", input="Lima and Quito?", tools=[WEATHER])
+    lima, quito = first.output
+    resent: list[dict[str, object]] = [{"role": "user", "content": "Lima and Quito?"}]
+    for item, weather in ((lima, "sun"), (quito, "fog")):
+        resent += [{"type": "function_call", "call_id": item.call_id, "name": item.name, "arguments": item.arguments},
+                   {"type": "function_call_output", "call_id": item.call_id, "output": weather}]
+    server.enqueue(text("Sun and fog."))
+    assert world.sdk().responses.create(model="Rita", input=resent, tools=[WEATHER]).output_text == "Sun and fog."

@@ -14,7 +14,7 @@ from application.ports.chat_model import ModelChunk
 from domain.agent import AgentConfig
 from domain.client_tools import ChoiceMode, ClientToolResult, ClientTools, Resumption, ToolChoice
 from domain.conversation import MessageStatus
-from domain.ids import AppId, TaskId
+from domain.ids import AppId
 from domain.messages import ToolResultBlock
 from domain.thoughts import AgentThought, ThoughtEvent
 from domain.tools import ToolCall, ToolSpec
@@ -44,6 +44,13 @@ async def paused_turn(h: Harness, tools: ClientTools) -> tuple[TurnHandle, async
     raise AssertionError("the turn never paused")
 
 
+async def deliver(h: Harness, resumption: Resumption) -> bool:
+    """Hand the results to the pause their first call belongs to, as ResumeTurn does."""
+    paused = await h.client_tools.find(OWNER, resumption.results[0].call_id)
+    assert paused is not None
+    return await h.client_tools.deliver(paused, resumption)
+
+
 async def test_a_client_call_pauses_the_turn_and_its_result_resumes_it() -> None:
     model = ScriptedModel([calling(ToolCall("model-id", "get_weather", {"city": "Paris"})), HELLO])
     h = Harness(model)
@@ -51,7 +58,7 @@ async def test_a_client_call_pauses_the_turn_and_its_result_resumes_it() -> None
     [listed] = pause.tool_input["calls"]
     assert (listed["name"], listed["arguments"]) == ("get_weather", {"city": "Paris"})
     assert listed["id"].startswith("call_")  # memagent's own id, unique to the call
-    assert await h.client_tools.deliver(TaskId(handle.task_id), Resumption((ClientToolResult(listed["id"], "sun"),)))
+    assert await deliver(h, Resumption((ClientToolResult(listed["id"], "sun"),)))
     await running
     stored = h.store.messages[handle.message_id]
     assert (stored.status, stored.answer) == (MessageStatus.NORMAL, "It is sunny.")
@@ -68,7 +75,7 @@ async def test_the_agents_own_calls_of_the_round_run_before_the_pause() -> None:
     actions = [t for t in await h.thoughts(handle.task_id) if t.event is ThoughtEvent.AGENT_ACTION]
     assert [(a.tool, a.observation) for a in actions] == [("clock", "12:00")]
     [listed] = pause.tool_input["calls"]
-    await h.client_tools.deliver(TaskId(handle.task_id), Resumption((ClientToolResult(listed["id"], "rain"),)))
+    await deliver(h, Resumption((ClientToolResult(listed["id"], "rain"),)))
     await running
     assert h.store.messages[handle.message_id].status is MessageStatus.NORMAL
 
@@ -80,12 +87,23 @@ async def test_the_tool_choice_goes_with_the_first_call_and_the_resumes_own_with
     handle, running, pause = await paused_turn(h, forced)
     [listed] = pause.tool_input["calls"]
     resumption = Resumption((ClientToolResult(listed["id"], "fog"),), ToolChoice(ChoiceMode.NONE))
-    await h.client_tools.deliver(TaskId(handle.task_id), resumption)
+    await deliver(h, resumption)
     await running
-    first, second = model.params
+    first, _ = model.params
     assert first is not None
     assert first.tool_choice == ToolChoice(ChoiceMode.NAMED, "get_weather")
     assert [t.name for t in model.calls[1][1]] == []  # `none`: the client's tools are withheld
+
+
+async def test_a_resumes_choice_of_a_tool_the_turn_does_not_offer_is_auto() -> None:
+    model = ScriptedModel([calling(ToolCall("x", "get_weather", {})), HELLO])
+    h = Harness(model)
+    handle, running, pause = await paused_turn(h, ClientTools((WEATHER,)))
+    [listed] = pause.tool_input["calls"]
+    await deliver(h, Resumption((ClientToolResult(listed["id"], "fog"),), ToolChoice(ChoiceMode.NAMED, "other")))
+    await running
+    assert model.params[1] is None or model.params[1].tool_choice is None
+    assert h.store.messages[handle.message_id].status is MessageStatus.NORMAL
 
 
 async def test_a_pause_never_answered_ends_the_turn_as_stopped() -> None:
