@@ -60,11 +60,10 @@ REFUSED = [
     ({"logprobs": True}, "logprobs"),
     ({"top_logprobs": 3}, "top_logprobs"),
     ({"response_format": {"type": "grammar", "grammar": "root ::= 'a'"}}, "response_format"),
-    ({"tools": [FUNCTION]}, "tools"),
+    ({"tools": [{"type": "web_search"}]}, "tools[0]"),
     ({"functions": [FUNCTION["function"]]}, "functions"),
-    ({"messages": [*HI, {"role": "tool", "content": "42", "tool_call_id": "call_1"}]}, "messages[1].role"),
+    ({"function_call": "auto"}, "function_call"),
     ({"messages": [{"role": "function", "name": "lookup", "content": "42"}, *HI]}, "messages[0].role"),
-    ({"messages": [*HI, {"role": "assistant", "content": None, "tool_calls": CALLED}, *HI]}, "messages[1].tool_calls"),
 ]
 
 
@@ -79,6 +78,20 @@ def test_a_parameter_memagent_cannot_honour_is_400_unsupported_parameter_naming_
     assert (refused.value.status_code, refused.value.code, refused.value.param) == (400, "unsupported_parameter", param)
     assert refused.value.type == "invalid_request_error"
     assert conversations(world) == before  # refused before anything was stored
+
+
+@pytest.mark.parametrize("messages", [
+    [*HI, {"role": "tool", "content": "42", "tool_call_id": "call_1"}],  # answers no call
+    [*HI, {"role": "assistant", "content": None, "tool_calls": CALLED}, {"role": "tool", "content": "4",
+                                                                        "tool_call_id": "call_2"}],
+    [*HI, {"role": "assistant", "content": None, "tool_calls": [{"type": "function"}]}, *HI],  # a call without id
+])
+def test_tool_messages_that_answer_no_call_are_400_invalid_parameter(world: World, messages: list[Any]) -> None:
+    before = conversations(world)
+    with pytest.raises(openai.BadRequestError) as refused:
+        world.sdk().chat.completions.create(model="memagent", messages=messages, tools=[FUNCTION])
+    assert (refused.value.code, refused.value.type) == ("invalid_parameter", "invalid_request_error")
+    assert conversations(world) == before
 
 
 def test_parameters_a_stock_client_sends_and_memagent_has_no_use_for_are_accepted(world: World) -> None:
