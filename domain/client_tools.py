@@ -14,12 +14,12 @@ conversation from elsewhere) is part of a new turn's question instead (`EarlierR
 from __future__ import annotations
 
 import enum
-import json
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from domain.errors import DomainError
+from domain.tools import parse_arguments
 
 if TYPE_CHECKING:
     from domain.tools import ToolSpec
@@ -125,13 +125,9 @@ class ClientCall:
     name: str = ""
     arguments: str = "{}"
 
-    def parsed_arguments(self) -> dict[str, object]:
-        """The arguments as an object; anything else (not JSON, not an object) as `{"arguments": text}`."""
-        try:
-            value = json.loads(self.arguments or "{}")
-        except (ValueError, RecursionError):
-            return {"arguments": self.arguments}
-        return value if isinstance(value, dict) else {"arguments": self.arguments}
+    def parsed_arguments(self) -> dict[str, Any]:
+        """The arguments as an object, as a model's own call's are read (domain.tools.parse_arguments)."""
+        return parse_arguments(self.arguments)
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,22 @@ class ToolSpec:
 # A model's tool call whose arguments were not a JSON object keeps the raw text under this key,
 # so the model can be told what was wrong instead of the tool running with no arguments.
 INVALID_ARGUMENTS_KEY = "_invalid_json_arguments"
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_arguments(raw: str) -> dict[str, Any]:
+    """A call's arguments as written (JSON text): `{}` for none (some servers send ""), the object,
+    or, when they are no JSON object, the raw text under INVALID_ARGUMENTS_KEY."""
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw, parse_constant=_no_constant)
+    except (ValueError, RecursionError):  # not JSON, NaN/Infinity (not JSON either), or nested too deep
+        return {INVALID_ARGUMENTS_KEY: raw}
+    return value if isinstance(value, dict) else {INVALID_ARGUMENTS_KEY: raw}
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,12 +24,11 @@ from agentscope import message as am
 from application.errors import ModelError
 from application.ports.chat_model import ChatModel, ModelChunk
 from domain.client_tools import ChoiceMode
-from domain.tools import ToolCall, ToolSpec
+from domain.tools import ToolCall, ToolSpec, parse_arguments
 from infrastructure.models.agentscope_convert import to_agentscope
 from infrastructure.models.openai_convert import openai_sampling, openai_tools
 from infrastructure.models.openai_errors import ModelErrors
 from infrastructure.models.provider_config import NO_KEY, ProviderConfig
-from infrastructure.models.tool_calls import parse_arguments
 from infrastructure.models.tool_names import ToolNames
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ from agentscope import message as am
 from pydantic import AnyUrl
 
 from domain.messages import Block, ImageBlock, Msg, Role, TextBlock, ToolResultBlock, ToolUseBlock, Usage
-from infrastructure.models.tool_calls import parse_arguments
+from domain.tools import parse_arguments
 
 Rename = Callable[[str], str]
 _ERROR_STATES = {am.ToolResultState.ERROR, am.ToolResultState.DENIED, am.ToolResultState.INTERRUPTED}

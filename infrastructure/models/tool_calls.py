@@ -8,31 +8,15 @@ The trace shows what the model wrote, and a tool whose schema allows no unknown 
 
 from __future__ import annotations
 
-import json
 import uuid
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from application.errors import ModelError
-from domain.tools import INVALID_ARGUMENTS_KEY, ToolCall
+from domain.tools import ToolCall, parse_arguments
 
 if TYPE_CHECKING:
     from infrastructure.models.tool_names import ToolNames
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def parse_arguments(raw: str) -> dict[str, Any]:
-    """`{}` for no arguments (some servers send ""), the object, or the raw text under the key."""
-    if not raw.strip():
-        return {}
-    try:
-        value = json.loads(raw, parse_constant=_no_constant)
-    except (ValueError, RecursionError):  # not JSON, NaN/Infinity (not JSON either), or nested too deep
-        return {INVALID_ARGUMENTS_KEY: raw}
-    return value if isinstance(value, dict) else {INVALID_ARGUMENTS_KEY: raw}
 
 
 @dataclass(slots=True)
