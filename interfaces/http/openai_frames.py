@@ -11,7 +11,7 @@
 - With `stream_options.include_usage`, a last chunk with no choices carries the usage.
 - `client_tool_calls` (the model called the client's own tools) ends the answer: its calls are the
   message's `tool_calls`, with `finish_reason: "tool_calls"`. The request that resumes the turn
-  answers from the events after that pause (`after_pause`), its usage what the turn consumed since.
+  answers from the events after that pause (`answer_events`), its usage what the turn consumed since.
 """
 
 from __future__ import annotations
@@ -55,20 +55,29 @@ def tool_calls_of(paused: AgentThought) -> list[dict[str, Any]]:
             for call in paused.tool_input.get("calls", ())]
 
 
-async def after_pause(
-    events: AsyncIterator[LoggedEvent | None], call_ids: tuple[str, ...], pauses: list[AgentThought]
-) -> AsyncIterator[LoggedEvent | None]:
-    """The events after the pause for `call_ids` (none given: all of them); the pause is put in
-    `pauses`."""
-    waiting = bool(call_ids)
-    async for logged in events:
-        if not waiting:
-            yield logged
-        elif logged is not None and logged.thought.event is ThoughtEvent.CLIENT_TOOL_CALLS:
-            listed = tuple(call["id"] for call in logged.thought.tool_input.get("calls", ()))
-            if listed == call_ids:
-                waiting = False
-                pauses.append(logged.thought)
+def ends_answer(thought: AgentThought) -> bool:
+    """The last event a request's answer shows: the turn's terminal event, or its next pause."""
+    return thought.event.is_terminal or thought.event is ThoughtEvent.CLIENT_TOOL_CALLS
+
+
+async def answer_events(
+    events: AsyncGenerator[LoggedEvent | None], resumed: tuple[str, ...], pauses: list[AgentThought]
+) -> AsyncGenerator[LoggedEvent | None]:
+    """The events a request answers with: those after the pause for the calls `resumed` (none: all
+    of them), up to the one that ends the answer (`ends_answer`), which comes last. The pause it
+    resumed is put in `pauses`. The turn's events are closed with this generator."""
+    waiting = bool(resumed)
+    async with aclosing(events):
+        async for logged in events:
+            if not waiting:
+                yield logged
+                if logged is not None and ends_answer(logged.thought):
+                    return
+            elif logged is not None and logged.thought.event is ThoughtEvent.CLIENT_TOOL_CALLS:
+                listed = tuple(call["id"] for call in logged.thought.tool_input.get("calls", ()))
+                if listed == resumed:
+                    waiting = False
+                    pauses.append(logged.thought)
 
 
 def step_extension(thought: AgentThought) -> dict[str, Any]:
@@ -125,8 +134,8 @@ async def collect(events: AsyncGenerator[LoggedEvent | None], resumed: tuple[str
     """The turn's answer up to its end or its next pause; `resumed`: the calls of the pause this
     request resumes, whose earlier events are not its answer."""
     collected, pauses = Collected(), list[AgentThought]()
-    async with aclosing(events):
-        async for logged in after_pause(events, resumed, pauses):
+    async with aclosing(answer_events(events, resumed, pauses)) as answer:
+        async for logged in answer:
             if logged is None:
                 continue
             thought = logged.thought
@@ -135,7 +144,6 @@ async def collect(events: AsyncGenerator[LoggedEvent | None], resumed: tuple[str
                 collected.last_id = thought.id
             elif thought.event is ThoughtEvent.CLIENT_TOOL_CALLS:
                 collected.paused = thought
-                break
             elif thought.event.is_terminal:
                 collected.end = thought
     collected.since = pauses[0] if pauses else None
@@ -162,14 +170,14 @@ async def completion_chunks(
     events: AsyncGenerator[LoggedEvent | None], handle: TurnHandle, model: str, include_usage: bool,
     resumed: tuple[str, ...] = (),
 ) -> AsyncIterator[bytes]:
-    """`resumed`: the calls of the pause this request resumes (after_pause)."""
+    """`resumed`: the calls of the pause this request resumes (answer_events)."""
     created, message_id = int(time.time()), handle.message_id
     yield _frame(chunk_data(message_id, model, created, {"role": "assistant", "content": ""}))
     end: AgentThought | None = None
     pauses: list[AgentThought] = []
     try:
-        async with aclosing(events):
-            async for logged in after_pause(events, resumed, pauses):
+        async with aclosing(answer_events(events, resumed, pauses)) as answer:
+            async for logged in answer:
                 if logged is None:
                     yield KEEPALIVE_COMMENT
                     continue
@@ -177,9 +185,8 @@ async def completion_chunks(
                 if thought.event is ThoughtEvent.AGENT_MESSAGE:
                     if thought.answer:
                         yield _frame(chunk_data(message_id, model, created, {"content": thought.answer}))
-                elif thought.event.is_terminal or thought.event is ThoughtEvent.CLIENT_TOOL_CALLS:
+                elif ends_answer(thought):
                     end = thought
-                    break
                 else:
                     yield _frame(chunk_data(message_id, model, created, {}, memagent=step_extension(thought)))
     except ApplicationError as failure:

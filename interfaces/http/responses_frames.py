@@ -28,7 +28,7 @@ from fastapi.sse import KEEPALIVE_COMMENT, format_sse_event
 from application.errors import ApplicationError
 from domain.conversation import MessageStatus
 from domain.thoughts import ThoughtEvent
-from interfaces.http.openai_frames import FAILED_STATUS, after_pause, tool_calls_of, usage_of
+from interfaces.http.openai_frames import FAILED_STATUS, answer_events, ends_answer, tool_calls_of, usage_of
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, AsyncIterator
@@ -181,15 +181,15 @@ def _part(text: str) -> dict[str, Any]:
 async def response_events(
     events: AsyncGenerator[LoggedEvent | None], shape: ResponseShape, resumed: tuple[str, ...] = ()
 ) -> AsyncIterator[bytes]:
-    """`resumed`: the calls of the pause this request resumes (openai_frames.after_pause)."""
+    """`resumed`: the calls of the pause this request resumes (openai_frames.answer_events)."""
     stream = _Stream(shape)
     yield stream.frame("response.created", response=shape.data(Ending("in_progress")))
     yield stream.frame("response.in_progress", response=shape.data(Ending("in_progress")))
     end: AgentThought | None = None
     pauses: list[AgentThought] = []
     try:
-        async with aclosing(events):
-            async for logged in after_pause(events, resumed, pauses):
+        async with aclosing(answer_events(events, resumed, pauses)) as answer:
+            async for logged in answer:
                 if logged is None:
                     yield KEEPALIVE_COMMENT
                     continue
@@ -200,9 +200,8 @@ async def response_events(
                     stream.parts.append(thought.answer)
                     yield stream.frame("response.output_text.delta", output_index=0, item_id=shape.item_id,
                                        content_index=0, delta=thought.answer, logprobs=[])
-                elif thought.event.is_terminal or thought.event is ThoughtEvent.CLIENT_TOOL_CALLS:
+                elif ends_answer(thought):
                     end = thought
-                    break
     except ApplicationError as failure:
         yield stream.frame("error", code=failure.code, message=failure.message, param=None)
         return
