@@ -28,22 +28,22 @@ class ResumeTurn:
     async def __call__(self, viewer: Viewer, model: str, resumption: Resumption) -> tuple[TurnHandle, tuple[str, ...]]:
         """The resumed turn, and the calls it had paused for (its events after that pause are the
         answer to this request)."""
-        first = resumption.results[-1].call_id  # the latest pause's (earlier rounds may be resent too)
-        paused = await self._exchange.find(viewer.owner, first)
+        latest = resumption.results[-1].call_id  # the latest pause's (earlier rounds may be resent too)
+        paused = await self._exchange.find(viewer.owner, latest)
         if paused is None or not paused.task.visible_to(viewer):
             raise InvalidParameter(
-                f"messages: no paused turn waits for the tool call {first!r} (unknown, answered already, or past "
+                f"messages: no paused turn waits for the tool call {latest!r} (unknown, answered already, or past "
                 "its wait).", "messages",
             )
         agent_id, _ = await self._models.find(viewer.owner, viewer.agent_id, model)
         if agent_id != paused.task.agent_id:
-            raise InvalidParameter(f"The tool call {first!r} belongs to another model's turn.", "model")
+            raise InvalidParameter(f"The tool call {latest!r} belongs to another model's turn.", "model")
         resumption = replace(resumption, results=tuple(r for r in resumption.results if r.call_id in paused.call_ids))
         if not resumption.answers(paused.call_ids):
             wanted = ", ".join(repr(call_id) for call_id in paused.call_ids)
             raise InvalidParameter(f"messages: the paused turn waits for a result of each of {wanted}, and only "
                                    "those.", "messages")
         if not await self._exchange.deliver(paused, resumption):
-            raise Conflict(f"The turn that called {first!r} was resumed already, or stopped.")
+            raise Conflict(f"The turn that called {latest!r} was resumed already, or stopped.")
         task = paused.task
         return TurnHandle(task.task_id, task.conversation_id, task.message_id), paused.call_ids

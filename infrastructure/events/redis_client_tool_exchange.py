@@ -11,6 +11,8 @@ from domain.client_tools import ChoiceMode, ClientToolResult, Resumption, ToolCh
 from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId, TaskId
 
 if TYPE_CHECKING:
+    from redis.commands.core import AsyncScript
+
     from infrastructure.redis_client import RedisClient
 
 # One blocking read waits at most this long, so that a stopped turn's wait ends soon after its
@@ -44,6 +46,7 @@ class RedisClientToolExchange(ClientToolExchange):
     def __init__(self, client: RedisClient, results_ttl: float = 60.0) -> None:
         self._client = client
         self._results_ttl_ms = _ms(results_ttl)
+        self._deliver_script: AsyncScript | None = None
 
     def _call_key(self, owner: OwnerId, call_id: str) -> str:
         return self._client.key("client-call", owner, call_id)
@@ -70,9 +73,10 @@ class RedisClientToolExchange(ClientToolExchange):
 
     async def deliver(self, paused: PausedTurn, resumption: Resumption) -> bool:
         keys = [self._claim_key(paused), self._results_key(paused)]
+        if self._deliver_script is None:
+            self._deliver_script = self._client.commands.register_script(_DELIVER)
         with self._client.translate(EventStoreUnavailable, f"resuming task {paused.task.task_id}"):
-            script = self._client.commands.register_script(_DELIVER)
-            done = await script(keys=keys, args=[_encode_resumption(resumption), self._results_ttl_ms])
+            done = await self._deliver_script(keys=keys, args=[_encode_resumption(resumption), self._results_ttl_ms])
         return bool(done)
 
     async def collect(self, paused: PausedTurn, wait: float) -> Resumption | None:
