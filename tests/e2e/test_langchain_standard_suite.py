@@ -26,7 +26,9 @@ running: dict[str, World] = {}
 @pytest.fixture(scope="module", autouse=True)
 def world(shared_server: ScriptedLLMServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     able = remote_profile(shared_server) | {"capabilities": {"tool_call": True, "structured_output": True}}
-    profiles = {"MEMAGENT_MODELS": json.dumps([able])}
+    # Many of the suite's tests take a tool call and never answer it: their turns stay paused, and a
+    # server shutting down gives its running turns a grace; a short wait ends them well before.
+    profiles = {"MEMAGENT_MODELS": json.dumps([able]), "MEMAGENT_TURN__CLIENT_TOOL_TIMEOUT": "3"}
     with world_of("sqlite-inprocess", tmp_path_factory.mktemp("langchain"), shared_server, profiles) as started:
         with started.http() as http:
             remote_agent(http, "Protocol")
