@@ -17,9 +17,9 @@ from __future__ import annotations
 import enum
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from domain.client_tools import ClientCall, ClientToolResult, EarlierRound, is_ours
+from domain.client_tools import ClientCall, ClientToolResult, EarlierRound, is_ours, legacy_call_id
 from domain.errors import DomainError
 from domain.text import text_problem
 
@@ -38,7 +38,7 @@ class CompletionRole(enum.StrEnum):
 @dataclass(frozen=True, slots=True)
 class CompletionMessage:
     """`calls`: an assistant message's calls of client tools, by id; `call_id`: the call a tool
-    message answers."""
+    message answers. A legacy `function_call` and `function` message have no id ("")."""
 
     role: CompletionRole
     text: str = ""
@@ -113,15 +113,15 @@ def read_completion(messages: tuple[CompletionMessage, ...]) -> CompletionTurn:
             raise DomainError(f"messages[{index}]: {problem}")
     system = JOIN.join(m.text.strip() for m in messages
                        if m.role in (CompletionRole.SYSTEM, CompletionRole.DEVELOPER) and m.text.strip())
+    asked_at = max((i for i, m in enumerate(messages) if m.role is CompletionRole.USER), default=len(messages))
+    messages = _named_legacy(messages, asked_at)
     results = _results(messages)
     if results and all(is_ours(r.call_id) for r in results):
         return CompletionTurn("", (), system, (), results)
     if any(is_ours(r.call_id) for r in results):
         raise DomainError("tool messages answer calls of a paused turn and others at once")
-    asked_at = max((i for i, m in enumerate(messages) if m.role is CompletionRole.USER), default=len(messages))
     earlier = _rounds(messages[asked_at + 1 :]) if results else ()
-    before = messages[: asked_at + 1] if results else messages
-    spoken = [m for m in before if m.role in (CompletionRole.USER, CompletionRole.ASSISTANT) and not m.inside_a_turn]
+    spoken = _spoken(messages[: asked_at + 1] if results else messages)
     last_answer = max((i for i, m in enumerate(spoken) if m.role is CompletionRole.ASSISTANT), default=-1)
     trailing = spoken[last_answer + 1 :]
     query = _asked(trailing)
@@ -129,6 +129,32 @@ def read_completion(messages: tuple[CompletionMessage, ...]) -> CompletionTurn:
         raise DomainError("the messages end without a user message to answer")
     images = tuple(url for m in trailing for url in m.image_urls)
     return CompletionTurn(query, images, system, _pairs(spoken[: last_answer + 1]), earlier=earlier)
+
+
+def _spoken(messages: tuple[CompletionMessage, ...]) -> list[CompletionMessage]:
+    """The user and assistant messages that are no part of a tool round."""
+    return [m for m in messages if m.role in (CompletionRole.USER, CompletionRole.ASSISTANT) and not m.inside_a_turn]
+
+
+def _named_legacy(messages: tuple[CompletionMessage, ...], asked_at: int) -> tuple[CompletionMessage, ...]:
+    """Legacy `function_call`s after the question, and the `function` messages answering them, with
+    the ids memagent gave those calls (legacy_call_id: from the question and the call's place)."""
+    if not any(m.calls and not m.calls[0].id for m in messages[asked_at + 1 :]):
+        return messages
+    spoken = _spoken(messages[: asked_at + 1])
+    last_answer = max((i for i, m in enumerate(spoken) if m.role is CompletionRole.ASSISTANT), default=-1)
+    question, handed, named = _asked(spoken[last_answer + 1 :]), 0, list(messages[: asked_at + 1])
+    call_id = ""
+    for message in messages[asked_at + 1 :]:
+        if message.calls and not message.calls[0].id:
+            call = message.calls[0]
+            call_id = legacy_call_id(question, handed, call.name, call.parsed_arguments())
+            handed += 1
+            message = replace(message, calls=(replace(call, id=call_id),))
+        elif message.role is CompletionRole.TOOL and not message.call_id:
+            message = replace(message, call_id=call_id)
+        named.append(message)
+    return tuple(named)
 
 
 def _results(messages: tuple[CompletionMessage, ...]) -> tuple[ClientToolResult, ...]:

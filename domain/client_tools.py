@@ -9,11 +9,17 @@ be called, or which one must be, in the first model call after each request.
 memagent names each call it hands a client (`client_call_id`), so a result answering one of its
 own calls resumes a turn; a history whose calls memagent never made (a client's own agent loop, a
 conversation from elsewhere) is part of a new turn's question instead (`EarlierRound`).
+
+The legacy `functions` API (`ClientTools.legacy`) hands over one call per step and no id: the
+client sends back the call's name and arguments. Its call is named by what the client asked, so
+the resuming request names it again (`legacy_call_id`).
 """
 
 from __future__ import annotations
 
 import enum
+import hashlib
+import json
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -22,6 +28,8 @@ from domain.errors import DomainError
 from domain.tools import parse_arguments
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from domain.tools import ToolSpec
 
 
@@ -56,6 +64,7 @@ class ClientTools:
 
     specs: tuple[ToolSpec, ...]
     choice: ToolChoice = AUTO
+    legacy: bool = False  # offered as legacy `functions`: one call per step, named by legacy_call_id
 
     def __post_init__(self) -> None:
         names = [spec.name for spec in self.specs]
@@ -110,6 +119,15 @@ _OURS = re.compile(r"call_[0-9a-f]{32}")
 def client_call_id(unique_hex: str) -> str:
     """The id memagent gives a call of a client tool, from a fresh 32-digit hex id."""
     return f"call_{unique_hex}"
+
+
+def legacy_call_id(question: str, round_: int, name: str, arguments: Mapping[str, Any]) -> str:
+    """The id of a legacy `functions` call: from the turn's question, how many calls the client was
+    handed before it in that turn, and the call itself. Identical requests make identical ids; each
+    of their pauses is resumed once."""
+    canonical = json.dumps(dict(arguments), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    named = "\x1f".join((" ".join(question.split()), str(round_), name, canonical))
+    return client_call_id(hashlib.sha256(named.encode("utf-8")).hexdigest()[:32])
 
 
 def is_ours(call_id: str) -> bool:

@@ -8,7 +8,7 @@ import json
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from domain.client_tools import AUTO, client_call_id
+from domain.client_tools import AUTO
 from domain.text import storable
 from domain.thoughts import ThoughtEvent
 
@@ -46,9 +46,11 @@ class ToolRound:
     async def run(self, reply: StepReply, usage: Usage) -> tuple[list[ToolResult], ToolChoice]:
         """The round's results in call order, and the client's tool choice for the next model call:
         the server's tools run here; the client's (if it has any among them) pause the turn."""
-        # A client's call gets an id of memagent's: its results come back by that id, from any worker.
-        reply.calls = [replace(c, id=client_call_id(self._ids.new_id())) if self._tools.is_client(c.name) else c
-                       for c in reply.calls]
+        if self._tools.client is not None:
+            # A client's call gets an id of memagent's: its results come back by that id, from any worker.
+            named = iter(self._tools.client.named([c for c in reply.calls if self._tools.is_client(c.name)],
+                                                  self._ids.new_id))
+            reply.calls = [next(named) if self._tools.is_client(c.name) else c for c in reply.calls]
         tool_names = ";".join(c.name for c in reply.calls)
         tool_input = keyed(reply.calls, [dict(c.arguments) for c in reply.calls])
         await self._events.publish(

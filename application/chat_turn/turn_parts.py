@@ -45,7 +45,7 @@ class TurnParts:
     """Each factory is called with the per-turn values by keyword, its other arguments bound:
     `new_events(turn=)`, `new_tools(config=, owner=, client=)`, `new_executor(toolbox=, offered=)`,
     `new_loop(model=, tools=, executor=, events=)`, `new_watch(info=)`, `new_relay(events=, watch=,
-    info=, tools=)` (a turn with client tools only); the model is the agent's
+    info=, tools=, question=)` (a turn with client tools only); the model is the agent's
     profile's, from `models`. `metrics`, `tracer` and `preparing` (how many turns prepare their
     prompt at once) and `schemas` (structured output's checks) are shared by every turn."""
 
@@ -67,7 +67,8 @@ class TurnParts:
         watch = self.new_watch(info=info)
         relay = None
         if turn.client_tools is not None:
-            relay = self.new_relay(events=events, watch=watch, info=info, tools=turn.client_tools)
+            relay = self.new_relay(events=events, watch=watch, info=info, tools=turn.client_tools,
+                                   question=turn.message.query)
         tools = self.new_tools(config=turn.config, owner=turn.message.owner, client=relay)
         model = self.models.get(turn.config.model)
         if model is None:  # ResolveConfig refuses a turn whose profile is not configured

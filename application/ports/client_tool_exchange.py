@@ -23,7 +23,8 @@ class ClientToolExchange(Protocol):
     """Paused turns and the results their clients send back, seen by every server process.
 
     The worker running a turn pauses it and waits; whichever worker the client's next request
-    reaches finds it by a call id and delivers the results. Raises `EventStoreUnavailable` when
+    reaches finds it by a call id and delivers the results. Several turns may wait for one id,
+    each its own pause. Raises `EventStoreUnavailable` when
     the backend fails.
     """
 
@@ -31,9 +32,10 @@ class ClientToolExchange(Protocol):
         """The turn waits for these calls, for at most `ttl` seconds."""
         ...
 
-    async def find(self, owner: OwnerId, call_id: str) -> PausedTurn | None:
-        """The owner's paused turn waiting for `call_id`; None when there is none (never paused,
-        resumed already, or lapsed)."""
+    async def find(self, owner: OwnerId, call_id: str) -> tuple[PausedTurn, ...]:
+        """The owner's paused turns waiting for `call_id`: none (never paused, resumed already, or
+        lapsed), one, or, for an id named by what the client asked (`legacy_call_id`), each turn
+        that identical requests paused."""
         ...
 
     async def deliver(self, paused: PausedTurn, resumption: Resumption) -> bool:

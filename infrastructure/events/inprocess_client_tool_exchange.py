@@ -20,7 +20,7 @@ class InProcessClientToolExchange(ClientToolExchange):
     """
 
     def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
-        self._calls: dict[tuple[OwnerId, str], tuple[PausedTurn, float]] = {}
+        self._calls: dict[tuple[OwnerId, str], dict[TaskId, tuple[PausedTurn, float]]] = {}
         self._claims: dict[tuple[TaskId, str], float] = {}
         self._results: dict[tuple[TaskId, str], asyncio.Queue[Resumption]] = {}
         self._clock = clock
@@ -29,14 +29,14 @@ class InProcessClientToolExchange(ClientToolExchange):
         until = self._clock() + ttl
         self._claims[_pause(paused)] = until
         for call_id in paused.call_ids:
-            self._calls[(paused.task.owner, call_id)] = (paused, until)
+            self._calls.setdefault((paused.task.owner, call_id), {})[paused.task.task_id] = (paused, until)
 
-    async def find(self, owner: OwnerId, call_id: str) -> PausedTurn | None:
-        entry = self._calls.get((owner, call_id))
-        if entry is None or entry[1] < self._clock():
-            self._calls.pop((owner, call_id), None)
-            return None
-        return entry[0]
+    async def find(self, owner: OwnerId, call_id: str) -> tuple[PausedTurn, ...]:
+        waiting = self._calls.get((owner, call_id), {})
+        now = self._clock()
+        for task_id in [task_id for task_id, (_, until) in waiting.items() if until < now]:
+            del waiting[task_id]
+        return tuple(paused for paused, _ in waiting.values())
 
     async def deliver(self, paused: PausedTurn, resumption: Resumption) -> bool:
         until = self._claims.pop(_pause(paused), None)
@@ -53,7 +53,10 @@ class InProcessClientToolExchange(ClientToolExchange):
 
     async def end(self, paused: PausedTurn) -> None:
         for call_id in paused.call_ids:
-            self._calls.pop((paused.task.owner, call_id), None)
+            waiting = self._calls.get((paused.task.owner, call_id), {})
+            waiting.pop(paused.task.task_id, None)
+            if not waiting:
+                self._calls.pop((paused.task.owner, call_id), None)
         self._claims.pop(_pause(paused), None)
         self._results.pop(_pause(paused), None)
 

@@ -36,7 +36,8 @@ def _ms(seconds: float) -> int:
 class RedisClientToolExchange(ClientToolExchange):
     """Paused turns in Redis, so that a client's results reach the turn from any API worker.
 
-    ``{prefix}client-call:{owner}:{call_id}`` holds the PausedTurn as JSON, one key per call;
+    ``{prefix}client-call:{owner}:{call_id}`` is a hash of the PausedTurns waiting for that call,
+    as JSON by task id (one, except for identical requests' legacy ids);
     ``{prefix}client-pause:{task_id}:{key}`` is the pause's claim (`PausedTurn.key`: one pause of
     the turn, not a later one), deleted by the one delivery that wins;
     ``{prefix}client-results:{task_id}:{key}`` is the list the results are pushed onto and popped
@@ -63,13 +64,16 @@ class RedisClientToolExchange(ClientToolExchange):
             async with self._client.commands.pipeline(transaction=True) as pipe:
                 pipe.set(self._claim_key(paused), "1", px=_ms(ttl))
                 for call_id in paused.call_ids:
-                    pipe.set(self._call_key(paused.task.owner, call_id), payload, px=_ms(ttl))
+                    key = self._call_key(paused.task.owner, call_id)
+                    pipe.hset(key, paused.task.task_id, payload)
+                    # Every pause waits as long, so the latest one's expiry outlasts the others'.
+                    pipe.pexpire(key, _ms(ttl))
                 await pipe.execute()
 
-    async def find(self, owner: OwnerId, call_id: str) -> PausedTurn | None:
+    async def find(self, owner: OwnerId, call_id: str) -> tuple[PausedTurn, ...]:
         with self._client.translate(EventStoreUnavailable, "finding a paused turn"):
-            raw = await self._client.commands.get(self._call_key(owner, call_id))
-        return None if raw is None else _decode_paused(raw)
+            raws = await self._client.commands.hvals(self._call_key(owner, call_id))
+        return tuple(paused for raw in raws if (paused := _decode_paused(raw)) is not None)
 
     async def deliver(self, paused: PausedTurn, resumption: Resumption) -> bool:
         keys = [self._claim_key(paused), self._results_key(paused)]
@@ -92,10 +96,12 @@ class RedisClientToolExchange(ClientToolExchange):
                     return None
 
     async def end(self, paused: PausedTurn) -> None:
-        keys = [self._call_key(paused.task.owner, call_id) for call_id in paused.call_ids]
-        keys += [self._claim_key(paused), self._results_key(paused)]
         with self._client.translate(EventStoreUnavailable, f"ending task {paused.task.task_id}'s pause"):
-            await self._client.commands.delete(*keys)
+            async with self._client.commands.pipeline(transaction=True) as pipe:
+                for call_id in paused.call_ids:
+                    pipe.hdel(self._call_key(paused.task.owner, call_id), paused.task.task_id)
+                pipe.delete(self._claim_key(paused), self._results_key(paused))
+                await pipe.execute()
 
 
 def _encode_resumption(resumption: Resumption) -> str:

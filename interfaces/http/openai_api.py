@@ -90,14 +90,17 @@ async def chat_completions(
     headers = turn_headers(handle)
     if body.stream:
         include_usage = body.stream_options is not None and body.stream_options.include_usage
-        chunks = completion_chunks(follow(handle.task_id), handle, body.model, include_usage, completion.resumed)
+        chunks = completion_chunks(follow(handle.task_id), handle, body.model, include_usage, completion.resumed,
+                                   body.legacy)
         return EventSourceResponse(chunks, headers=headers | {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
-    return await whole_answer(follow, completion, body.model, headers)
+    return await whole_answer(follow, completion, body.model, headers, body.legacy)
 
 
-async def whole_answer(follow: FollowTask, completion: Completion, model: str, headers: dict[str, str]) -> JSONResponse:
-    """`stream: false`: the completion once the turn has ended or paused for the client's tools, or
-    the error it ended with."""
+async def whole_answer(
+    follow: FollowTask, completion: Completion, model: str, headers: dict[str, str], legacy: bool
+) -> JSONResponse:
+    """`stream: false`: the completion once the turn has ended or paused for the client's tools
+    (`legacy`: as a `function_call`), or the error it ended with."""
     handle = completion.handle
     collected = await collect(follow(handle.task_id), completion.resumed)
     failure = failure_of(collected)
@@ -106,7 +109,7 @@ async def whole_answer(follow: FollowTask, completion: Completion, model: str, h
         # client's retry would be a new turn, so the SDK is told not to make one by itself.
         status, error = failure
         return JSONResponse(error, status_code=status, headers=headers | {"x-should-retry": "false"})
-    return JSONResponse(completion_of(collected, handle, model), headers=headers)
+    return JSONResponse(completion_of(collected, handle, model, legacy), headers=headers)
 
 
 @router.post("/v1/chat/completions/{completion_id}/cancel")

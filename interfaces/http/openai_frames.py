@@ -55,6 +55,12 @@ def tool_calls_of(paused: AgentThought) -> list[dict[str, Any]]:
             for call in paused.tool_input.get("calls", ())]
 
 
+def function_call_of(paused: AgentThought) -> dict[str, Any]:
+    """A pause's one call, as the legacy `functions` API's `function_call` (it hands over one)."""
+    function: dict[str, Any] = tool_calls_of(paused)[0]["function"]
+    return function
+
+
 def ends_answer(thought: AgentThought) -> bool:
     """The last event a request's answer shows: the turn's terminal event, or its next pause."""
     return thought.event.is_terminal or thought.event is ThoughtEvent.CLIENT_TOOL_CALLS
@@ -150,16 +156,17 @@ async def collect(events: AsyncGenerator[LoggedEvent | None], resumed: tuple[str
     return collected
 
 
-def completion_of(collected: Collected, handle: TurnHandle, model: str) -> dict[str, Any]:
+def completion_of(collected: Collected, handle: TurnHandle, model: str, legacy: bool = False) -> dict[str, Any]:
+    """`legacy`: the client offered legacy `functions`, so a pause is its `function_call`."""
     end, paused = collected.end, collected.paused
     if paused is not None:
-        body = completion_data(handle.message_id, model, int(time.time()), collected.answer or None, "tool_calls",
-                               usage_of(paused, collected.since))
-        body["choices"][0]["message"]["tool_calls"] = tool_calls_of(paused)
+        body = completion_data(handle.message_id, model, int(time.time()), collected.answer or None,
+                               "function_call" if legacy else "tool_calls", usage_of(paused, collected.since))
+        calls = {"function_call": function_call_of(paused)} if legacy else {"tool_calls": tool_calls_of(paused)}
+        body["choices"][0]["message"] |= calls
         return body
-    reason = finish_reason_of(end) if end is not None else None
-    return completion_data(handle.message_id, model, int(time.time()), collected.answer, reason,
-                           usage_of(end, collected.since))
+    return completion_data(handle.message_id, model, int(time.time()), collected.answer,
+                           finish_reason_of(end) if end is not None else None, usage_of(end, collected.since))
 
 
 def _frame(data: dict[str, Any]) -> bytes:
@@ -168,9 +175,10 @@ def _frame(data: dict[str, Any]) -> bytes:
 
 async def completion_chunks(
     events: AsyncGenerator[LoggedEvent | None], handle: TurnHandle, model: str, include_usage: bool,
-    resumed: tuple[str, ...] = (),
+    resumed: tuple[str, ...] = (), legacy: bool = False,
 ) -> AsyncIterator[bytes]:
-    """`resumed`: the calls of the pause this request resumes (answer_events)."""
+    """`resumed`: the calls of the pause this request resumes (answer_events); `legacy`: a pause
+    is a legacy `function_call`."""
     created, message_id = int(time.time()), handle.message_id
     yield _frame(chunk_data(message_id, model, created, {"role": "assistant", "content": ""}))
     end: AgentThought | None = None
@@ -194,7 +202,7 @@ async def completion_chunks(
                                 "code": failure.code}})
         yield DONE
         return
-    for frame in _closing_frames(end, message_id, model, created):
+    for frame in _closing_frames(end, message_id, model, created, legacy):
         yield frame
     if include_usage:
         yield _frame({"id": message_id, "object": "chat.completion.chunk", "created": created, "model": model,
@@ -202,10 +210,15 @@ async def completion_chunks(
     yield DONE
 
 
-def _closing_frames(end: AgentThought | None, message_id: str, model: str, created: int) -> list[bytes]:
+def _closing_frames(
+    end: AgentThought | None, message_id: str, model: str, created: int, legacy: bool
+) -> list[bytes]:
     """The last chunk: the client's tool calls, the finish reason, or the error."""
     if end is None:
         return []
+    if end.event is ThoughtEvent.CLIENT_TOOL_CALLS and legacy:
+        return [_frame(chunk_data(message_id, model, created, {"function_call": function_call_of(end)})),
+                _frame(chunk_data(message_id, model, created, {}, "function_call"))]
     if end.event is ThoughtEvent.CLIENT_TOOL_CALLS:
         calls = [{"index": index, **call} for index, call in enumerate(tool_calls_of(end))]
         return [_frame(chunk_data(message_id, model, created, {"tool_calls": calls})),

@@ -3,11 +3,12 @@
 Parameters stock clients send and memagent has no use for (penalties, seed, `stop`, `store`…) are
 accepted and ignored (`parallel_tool_calls` too: the model may always call several tools). Those
 whose meaning memagent cannot honour are refused with 400 `unsupported_parameter` naming them, never
-silently ignored: `n` > 1, `logprobs`/`top_logprobs`, and the legacy `functions`/`function_call`
-and `function` messages (`tools` replaced them). `tools` and `tool_choice` are the client's own
-tools (domain.client_tools): assistant `tool_calls` and `tool` messages in the history are their
-calls and results. `response_format` (`text`, `json_object`, `json_schema`) is the turn's
-structured output (domain.structured_output).
+silently ignored: `n` > 1 and `logprobs`/`top_logprobs`. `tools` and `tool_choice` are the
+client's own tools (domain.client_tools): assistant `tool_calls` and `tool` messages in the history
+are their calls and results. The legacy `functions` and `function_call` are read as the same, one
+call per step: an assistant's `function_call` and the `function` message after it.
+`response_format` (`text`, `json_object`, `json_schema`) is the turn's structured output
+(domain.structured_output).
 """
 
 from typing import Any
@@ -21,11 +22,10 @@ from domain.client_tools import ClientCall, ClientTools
 from domain.errors import DomainError
 from domain.structured_output import OutputFormat, OutputKind
 from domain.text import text_problem
-from interfaces.http.openai_tools import client_call, client_tools
+from interfaces.http.openai_tools import client_call, client_tools, legacy_tools
 
 ROLES = {role.value: role for role in CompletionRole}
 MAX_CONVERSATION_ID = 64
-LEGACY_FUNCTIONS = "The legacy `functions` API is not supported: offer the functions as `tools`."
 
 
 class StreamOptions(BaseModel):
@@ -41,6 +41,7 @@ class ChatMessage(BaseModel):
     content: str | list[dict[str, Any]] | None = None
     tool_calls: list[dict[str, Any]] | None = None
     tool_call_id: str | None = Field(None, max_length=256)
+    function_call: dict[str, Any] | None = None  # legacy: an assistant's one call
 
 
 class CompletionBody(BaseModel):
@@ -71,12 +72,20 @@ class CompletionBody(BaseModel):
         if self.logprobs or self.top_logprobs:
             param = "logprobs" if self.logprobs else "top_logprobs"
             raise UnsupportedParameter("Log probabilities are not available through memagent.", param)
-        for param in ("functions", "function_call"):
-            if getattr(self, param):
-                raise UnsupportedParameter(LEGACY_FUNCTIONS, param)
+        if self.functions and self.tools:
+            raise InvalidParameter("Offer functions as `tools` or as the legacy `functions`, not both.", "functions")
+
+    @property
+    def legacy(self) -> bool:
+        """Whether the client uses the legacy `functions` API (answered with `function_call`)."""
+        return bool(self.functions)
 
     def client_tools(self) -> ClientTools | None:
-        return client_tools(self.tools, self.tool_choice, nested=True)
+        if not self.functions:
+            if self.function_call is not None:
+                raise InvalidParameter("`function_call` needs `functions`.", "function_call")
+            return client_tools(self.tools, self.tool_choice, nested=True)
+        return legacy_tools(self.functions, self.function_call)
 
     def output(self) -> OutputFormat | None:
         """`response_format` as the turn's structured output; None for text."""
@@ -133,12 +142,12 @@ def output_format(given: dict[str, Any] | None) -> OutputFormat | None:
 def _message(index: int, message: ChatMessage) -> CompletionMessage:
     where = f"messages[{index}]"
     role = ROLES.get(message.role)
+    if message.role == "function":
+        role = CompletionRole.TOOL  # legacy: the result of the `function_call` before it
     if role is None:
-        if message.role == "function":
-            raise UnsupportedParameter(LEGACY_FUNCTIONS, f"{where}.role")
         raise UnsupportedParameter(f"{where}: the role {message.role!r} is not one of OpenAI's.", f"{where}.role")
     calls = _call_ids(where, message)
-    if role is CompletionRole.TOOL and not message.tool_call_id:
+    if message.role == "tool" and not message.tool_call_id:
         raise InvalidParameter(f"{where}: a tool message names the call it answers (`tool_call_id`).", where)
     if message.content is None or isinstance(message.content, str):
         return CompletionMessage(role, message.content or "", calls=calls, call_id=message.tool_call_id or "")
@@ -156,7 +165,10 @@ def _message(index: int, message: ChatMessage) -> CompletionMessage:
 
 
 def _call_ids(where: str, message: ChatMessage) -> tuple[ClientCall, ...]:
-    """An assistant message's `tool_calls`: each with its id, function name and arguments."""
+    """An assistant message's `tool_calls`: each with its id, function name and arguments; a legacy
+    `function_call` has no id."""
+    if message.function_call is not None and not message.tool_calls:
+        return (client_call("", message.function_call.get("name"), message.function_call.get("arguments")),)
     calls = []
     for call in message.tool_calls or ():
         function = call.get("function") if isinstance(call, dict) else None

@@ -5,6 +5,7 @@ API does not (`{"type": "function", "name", …}`). A malformed one is 400 namin
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from application.errors import InvalidParameter, UnsupportedParameter
@@ -30,6 +31,19 @@ def client_tools(tools: list[Any] | None, choice: Any, *, nested: bool) -> Clien
         return ClientTools(specs, _choice(choice, nested))
     except DomainError as bad:
         raise InvalidParameter(f"tools: {bad}.", "tool_choice") from bad
+
+
+def legacy_tools(functions: list[Any], call: Any) -> ClientTools | None:
+    """The legacy `functions` and `function_call` (`none`, `auto`, or `{"name": …}`), as client tools."""
+    tools = [{"type": "function", "function": function} for function in functions]
+    choice = {"type": "function", "function": call} if isinstance(call, dict) else call
+    try:
+        found = client_tools(tools, choice, nested=True)
+    except InvalidParameter as bad:  # named as the client named them
+        def legacy(text: str) -> str:
+            return text.replace("tool_choice", "function_call").replace("tools", "functions")
+        raise InvalidParameter(legacy(bad.message), legacy(bad.param)) from bad
+    return None if found is None else replace(found, legacy=True)
 
 
 def client_call(call_id: str, name: Any, arguments: Any) -> ClientCall:

@@ -119,6 +119,20 @@ def new_agent(http: httpx.Client, name: str, config: Mapping[str, Any] | None = 
     return agent
 
 
+@contextmanager
+def tool_calling_world(
+    llm: ScriptedLLMServer, folder: Path, agent: str, kind: str = "sqlite-inprocess",
+    extra: Mapping[str, str] | None = None, *, twice: bool = False,
+) -> Iterator[World]:
+    """A world whose test model profile calls tools, with the published agent `agent` on it."""
+    calling = remote_profile(llm) | {"capabilities": {"tool_call": True}}
+    settings = {"MEMAGENT_MODELS": json.dumps([calling]), **(extra or {})}
+    with world_of(kind, folder, llm, settings, twice=twice) as running:
+        with running.http() as http:
+            remote_agent(http, agent)
+        yield running
+
+
 def remote_agent(http: httpx.Client, name: str, **config: Any) -> str:
     """A published agent on the test LLM server's profile, without tools unless `config` gives some."""
     return new_agent(http, name, {"model": "remote", "tools": [], "preset_prompt": REMOTE_MARK} | config)

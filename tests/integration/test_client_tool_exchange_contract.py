@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 import pytest
 
@@ -35,10 +36,23 @@ def exchange(request: pytest.FixtureRequest) -> ClientToolExchange:
 
 async def test_a_paused_turn_is_found_by_each_of_its_calls_for_its_owner_only(exchange: ClientToolExchange) -> None:
     await exchange.pause(PAUSED, ttl=60)
-    assert await exchange.find(ALICE, "call_a") == PAUSED
-    assert await exchange.find(ALICE, "call_b") == PAUSED
-    assert await exchange.find(BOB, "call_a") is None
-    assert await exchange.find(ALICE, "call_c") is None
+    assert await exchange.find(ALICE, "call_a") == (PAUSED,)
+    assert await exchange.find(ALICE, "call_b") == (PAUSED,)
+    assert await exchange.find(BOB, "call_a") == ()
+    assert await exchange.find(ALICE, "call_c") == ()
+
+
+async def test_turns_waiting_for_one_call_id_are_each_found_and_resumed_apart(exchange: ClientToolExchange) -> None:
+    # Identical requests under the legacy `functions` API pause with one id (legacy_call_id).
+    other = PausedTurn(replace(INFO, task_id=TaskId("task-2"), conversation_id=ConversationId("conv-2")), ("call_a",))
+    await exchange.pause(PAUSED, ttl=60)
+    await exchange.pause(other, ttl=60)
+    assert sorted(p.task.task_id for p in await exchange.find(ALICE, "call_a")) == ["task-1", "task-2"]
+    assert await exchange.deliver(other, RESULTS)
+    assert await exchange.collect(other, wait=1) == RESULTS
+    await exchange.end(other)
+    assert await exchange.find(ALICE, "call_a") == (PAUSED,)
+    assert await exchange.collect(PAUSED, wait=0.1) is None
 
 
 async def test_delivered_results_reach_the_waiting_turn_once(exchange: ClientToolExchange) -> None:
@@ -76,14 +90,14 @@ async def test_an_ended_pause_is_neither_found_nor_resumed(exchange: ClientToolE
     await exchange.pause(PAUSED, ttl=60)
     await exchange.end(PAUSED)
     await exchange.end(PAUSED)  # ending twice is no failure
-    assert await exchange.find(ALICE, "call_a") is None
+    assert await exchange.find(ALICE, "call_a") == ()
     assert await exchange.deliver(PAUSED, RESULTS) is False
 
 
 async def test_a_pause_lapses_after_its_ttl(exchange: ClientToolExchange) -> None:
     await exchange.pause(PAUSED, ttl=0.2)
     await asyncio.sleep(0.4)
-    assert await exchange.find(ALICE, "call_a") is None
+    assert await exchange.find(ALICE, "call_a") == ()
     assert await exchange.deliver(PAUSED, RESULTS) is False
 
 

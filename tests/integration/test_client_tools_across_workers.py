@@ -4,7 +4,6 @@ request to the other, and a paused turn whose results never come ends as stopped
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -13,7 +12,7 @@ import httpx
 import openai
 import pytest
 
-from tests.integration.openai_world import World, remote_agent, remote_profile, stored_message, turn_of, world_of
+from tests.integration.openai_world import World, stored_message, tool_calling_world, turn_of
 from tests.llm_server import ScriptedLLMServer
 from tests.llm_server_scripts import call, text, tool_calls
 
@@ -28,12 +27,8 @@ ASK = [{"role": "user", "content": "Weather in Oslo?"}]
 
 @pytest.fixture(scope="module")
 def world(shared_server: ScriptedLLMServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    calling = remote_profile(shared_server) | {"capabilities": {"tool_call": True}}
-    settings = {"MEMAGENT_MODELS": json.dumps([calling]), "MEMAGENT_TURN__CLIENT_TOOL_TIMEOUT": str(WAIT)}
-    folder = tmp_path_factory.mktemp("client-tools-redis")
-    with world_of("postgresql-redis", folder, shared_server, settings, twice=True) as running:
-        with running.http() as http:
-            remote_agent(http, "Forecaster")
+    folder, settings = tmp_path_factory.mktemp("client-tools-redis"), {"MEMAGENT_TURN__CLIENT_TOOL_TIMEOUT": str(WAIT)}
+    with tool_calling_world(shared_server, folder, "Forecaster", "postgresql-redis", settings, twice=True) as running:
         yield running
 
 

@@ -61,9 +61,6 @@ REFUSED = [
     ({"top_logprobs": 3}, "top_logprobs"),
     ({"response_format": {"type": "grammar", "grammar": "root ::= 'a'"}}, "response_format"),
     ({"tools": [{"type": "web_search"}]}, "tools[0]"),
-    ({"functions": [FUNCTION["function"]]}, "functions"),
-    ({"function_call": "auto"}, "function_call"),
-    ({"messages": [{"role": "function", "name": "lookup", "content": "42"}, *HI]}, "messages[0].role"),
 ]
 
 

@@ -19,12 +19,10 @@ import pytest
 from tests.integration.openai_world import (
     World,
     last_turn_body,
-    remote_agent,
-    remote_profile,
     steps_of,
     stored_message,
+    tool_calling_world,
     turn_of,
-    world_of,
 )
 from tests.llm_server import ScriptedLLMServer
 from tests.llm_server_scripts import call, text, tool_calls
@@ -42,11 +40,7 @@ ASK = [{"role": "user", "content": "What is the weather in Paris?"}]
 
 @pytest.fixture(scope="module")
 def world(shared_server: ScriptedLLMServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    calling = remote_profile(shared_server) | {"capabilities": {"tool_call": True}}
-    profiles = {"MEMAGENT_MODELS": json.dumps([calling])}
-    with world_of("sqlite-inprocess", tmp_path_factory.mktemp("client-tools"), shared_server, profiles) as running:
-        with running.http() as http:
-            remote_agent(http, "Forecaster")
+    with tool_calling_world(shared_server, tmp_path_factory.mktemp("client-tools"), "Forecaster") as running:
         yield running
 
 

@@ -15,11 +15,9 @@ import pytest
 from tests.integration.openai_world import (
     World,
     last_turn_body,
-    remote_agent,
-    remote_profile,
     stored_message,
+    tool_calling_world,
     turn_of,
-    world_of,
 )
 from tests.llm_server import ScriptedLLMServer
 from tests.llm_server_scripts import call, text, tool_calls
@@ -32,11 +30,7 @@ WEATHER = {"type": "function", "name": "get_weather", "description": "The weathe
 
 @pytest.fixture(scope="module")
 def world(shared_server: ScriptedLLMServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    calling = remote_profile(shared_server) | {"capabilities": {"tool_call": True}}
-    profiles = {"MEMAGENT_MODELS": json.dumps([calling])}
-    with world_of("sqlite-inprocess", tmp_path_factory.mktemp("responses-tools"), shared_server, profiles) as running:
-        with running.http() as http:
-            remote_agent(http, "Rita")
+    with tool_calling_world(shared_server, tmp_path_factory.mktemp("responses-tools"), "Rita") as running:
         yield running
 
 

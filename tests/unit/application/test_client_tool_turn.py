@@ -46,8 +46,7 @@ async def paused_turn(h: Harness, tools: ClientTools) -> tuple[TurnHandle, async
 
 async def deliver(h: Harness, resumption: Resumption) -> bool:
     """Hand the results to the pause their first call belongs to, as ResumeTurn does."""
-    paused = await h.client_tools.find(OWNER, resumption.results[0].call_id)
-    assert paused is not None
+    [paused] = await h.client_tools.find(OWNER, resumption.results[0].call_id)
     return await h.client_tools.deliver(paused, resumption)
 
 

@@ -12,6 +12,7 @@ from domain.client_tools import (
     EarlierRound,
     Resumption,
     ToolChoice,
+    legacy_call_id,
 )
 from domain.errors import DomainError
 from domain.tools import ToolSpec
@@ -82,3 +83,25 @@ def test_calls_and_results_inside_a_turn_stay_out_of_the_history() -> None:
     ))
     assert (turn.query, turn.history) == ("tomorrow?", (("weather?", "Sunny."),))
     assert turn.fingerprint == fingerprint_of((("weather?", "Sunny."),))
+
+
+def test_a_legacy_call_is_named_by_the_question_its_place_and_itself() -> None:
+    named = legacy_call_id("Weather in  Paris?", 0, "get_weather", {"city": "Paris", "unit": "C"})
+    assert named == legacy_call_id("Weather in Paris?", 0, "get_weather", {"unit": "C", "city": "Paris"})
+    assert named != legacy_call_id("Weather in Paris?", 1, "get_weather", {"city": "Paris", "unit": "C"})
+    assert named != legacy_call_id("Weather in Rome?", 0, "get_weather", {"city": "Paris", "unit": "C"})
+
+
+def test_legacy_function_messages_resume_the_calls_memagent_named() -> None:
+    first, second = ClientCall("", "get_weather", '{"city": "Paris"}'), ClientCall("", "get_weather", '{"city":"Nice"}')
+    messages = (
+        CompletionMessage(USER, "Old question"), CompletionMessage(ASSISTANT, "Old answer"),
+        CompletionMessage(USER, "Paris and  Nice?"),
+        CompletionMessage(ASSISTANT, calls=(first,)), CompletionMessage(TOOL, "sunny"),
+        CompletionMessage(ASSISTANT, calls=(second,)), CompletionMessage(TOOL, "mild"),
+    )
+    turn = read_completion(messages)
+    assert turn.results == (
+        ClientToolResult(legacy_call_id("Paris and Nice?", 0, "get_weather", {"city": "Paris"}), "sunny"),
+        ClientToolResult(legacy_call_id("Paris and Nice?", 1, "get_weather", {"city": "Nice"}), "mild"),
+    )
