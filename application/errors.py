@@ -96,6 +96,12 @@ class ModelError(ApplicationError):
     code = "model_error"
 
 
+class ModelNotReached(ModelError):
+    """The call failed before the model server sent any of an answer (refused, DNS, TLS, a timeout
+    or a dropped connection before the first chunk, or an HTTP error): no model ran, nothing is
+    billed. Clients see a `ModelError` like any other."""
+
+
 class InvalidOutput(ApplicationError):
     """The model's final answer did not match the requested structured output, after one repair."""
 

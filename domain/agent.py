@@ -86,6 +86,9 @@ class AgentConfig:
 
     `suggested_questions_after_answer`: after each completed turn, up to 3 short questions the
     end user might ask next are made off the request path (`GET /api/messages/{id}/suggested`).
+
+    `model` names the model profile of the turns, the title and the follow-up questions;
+    `memory_model` (None: `model` too) that of the memory upkeep (see `upkeep_model`).
     """
 
     app_id: AppId
@@ -103,6 +106,7 @@ class AgentConfig:
     retrieval_min_score: float = 0.0
     language: str = "en"  # of the platform's rules around the preset prompt: "en" or "zh"
     model: str = "default"  # the name of a model profile
+    memory_model: str | None = None  # the memory upkeep's profile, when not `model`'s
     model_params: ModelParams = field(default_factory=ModelParams)
     entities_enabled: bool = True  # extract entities after each turn
     user_memory: bool = True  # the end user's facts and other conversations reach the prompt
@@ -112,6 +116,18 @@ class AgentConfig:
     suggested_questions_after_answer: bool = False  # follow-up questions after each answer
     limits: RateLimits = field(default_factory=RateLimits)  # this agent's, over MEMAGENT_LIMITS__AGENT_*
     budget: Budget = field(default_factory=Budget)  # USD this agent may spend per day and month
+
+    @property
+    def upkeep_model(self) -> str:
+        """The profile memory upkeep runs on: the summary, the entities and the archive folds.
+
+        An agent's conversations reach only the providers of the profiles it names, never the
+        process's `default` in their place. `memory_model` moves the upkeep alone to a cheaper
+        model: what the upkeep writes is read by the agent's next prompts, not by the end user. The
+        title and the follow-up questions stay on `model`: the end user reads them beside the
+        answer, so the model the agent answers with writes them too.
+        """
+        return self.memory_model or self.model
 
     def for_call(self, params: ModelParams | None, system: str) -> AgentConfig:
         """This config for one request that brings its own sampling settings and system text

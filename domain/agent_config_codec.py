@@ -5,12 +5,14 @@ The plain form is nested by topic:
     {"preset_prompt", "language", "model", "model_params": {"temperature", "max_tokens", "top_p"},
      "tools", "max_tool_rounds", "stream_thoughts",
      "datasets", "retrieval_top_k", "retrieval_min_score",
-     "memory": {"dialog_round", "history_max_tokens", "summary", "entities", "user_memory", "user_scope"},
+     "memory": {"dialog_round", "history_max_tokens", "summary", "entities", "user_memory", "user_scope",
+                "model"},
      "review": {"input_keywords", "output_keywords", "response"},
      "opening_statement", "suggested_questions", "suggested_questions_after_answer",
      "limits": {"rpm", "concurrent_turns", "tokens_per_day"}, "budget": {"daily_usd", "monthly_usd"}}
 
 A limit left null takes the settings' default for agents (MEMAGENT_LIMITS__AGENT_*); 0 is unlimited.
+`memory.model` left null runs the memory upkeep on `model` (`AgentConfig.upkeep_model`).
 
 Reading fills what is missing from the defaults, and refuses unknown fields and values of the
 wrong type or range with every problem named by its path ("memory.dialog_round: …").
@@ -63,6 +65,7 @@ def config_to_dict(config: AgentConfig) -> dict[str, Any]:
             "dialog_round": config.dialog_round, "history_max_tokens": config.history_max_tokens,
             "summary": config.summary_enabled, "entities": config.entities_enabled,
             "user_memory": config.user_memory, "user_scope": config.user_scope.value,
+            "model": config.memory_model,
         },
         "review": {
             "input_keywords": list(config.input_review.keywords),
@@ -151,6 +154,10 @@ def _is_text(limit: int) -> Callable[[Any], bool]:
     return lambda v: isinstance(v, str) and len(v) <= limit and not text_problem(v)
 
 
+def _is_profile(v: Any) -> bool:
+    return _is_text(64)(v) and bool(v)
+
+
 def _is_texts(v: Any) -> bool:
     return isinstance(v, list) and len(v) <= MAX_ITEMS and all(_is_text(MAX_ITEM)(i) and i.strip() for i in v)
 
@@ -180,7 +187,8 @@ def _build(app_id: AppId, d: dict[str, Any], r: _Reader) -> AgentConfig:
     config: dict[str, Any] = {
         "preset_prompt": r.take(d["preset_prompt"], "preset_prompt", text, f"text of at most {MAX_TEXT} characters"),
         "language": r.take(d["language"], "language", lambda v: v in ("en", "zh"), "'en' or 'zh'"),
-        "model": r.take(d["model"], "model", lambda v: _is_text(64)(v) and bool(v), "a profile name"),
+        "model": r.take(d["model"], "model", _is_profile, "a profile name"),
+        "memory_model": r.take(memory["model"], "memory.model", _optional(_is_profile), "null or a profile name"),
         "tool_names": r.take(d["tools"], "tools", texts, "a list of tool names"),
         "max_tool_rounds": r.take(d["max_tool_rounds"], "max_tool_rounds", _is_int(0, 20), "an integer in 0..20"),
         "stream_thoughts": r.take(d["stream_thoughts"], "stream_thoughts", flag, "true or false"),

@@ -123,6 +123,14 @@ class MessageStatus(enum.StrEnum):
         return status
 
 
+class ReviewStage(enum.StrEnum):
+    """Which keyword review kept a turn's exchange out of memory: `input` refused the query (the
+    preset answered it, no model ran), `output` replaced the model's answer with the preset."""
+
+    INPUT = "input"
+    OUTPUT = "output"
+
+
 _ENDED_BY = {
     "agent_end": MessageStatus.NORMAL, "stop": MessageStatus.STOP, "timeout": MessageStatus.TIMEOUT,
     "error": MessageStatus.ERROR,
@@ -161,6 +169,8 @@ class Message:
     rating_note: str = ""
     follow_ups: tuple[str, ...] | None = None  # None: not made (yet)
     first_token_latency: float | None = None  # seconds to the answer's first delta
+    # The review that refused the query or replaced the answer: the exchange is kept out of memory.
+    blocked_by: ReviewStage | None = None
 
     def __post_init__(self) -> None:
         if not self.query.strip():
@@ -176,8 +186,9 @@ class Message:
 
     @property
     def is_history(self) -> bool:
-        """A completed turn that no newer answer to the same query replaced."""
-        return self.is_completed_turn and not self.superseded
+        """A completed turn that no newer answer to the same query replaced, and that no review
+        refused or replaced: what the window, the summary and the search read."""
+        return self.is_completed_turn and not self.superseded and self.blocked_by is None
 
     def rated(self, rating: Rating | None, note: str) -> Message:
         """Feedback replaces the earlier one; None clears it (and its note)."""
@@ -205,6 +216,7 @@ class Message:
             usage=outcome.usage,
             latency=outcome.latency,
             first_token_latency=outcome.first_token_latency,
+            blocked_by=outcome.blocked_by,
             updated_at=at,
         )
 
@@ -218,6 +230,7 @@ class TurnOutcome:
     prompt: str = ""
     error: str = ""
     first_token_latency: float | None = None
+    blocked_by: ReviewStage | None = None
 
 
 @dataclass(frozen=True, slots=True)

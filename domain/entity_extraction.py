@@ -4,6 +4,10 @@ The output comes from a model (or a rule set) and is untrusted: anything malform
 JSON, not an object, wrong types, a confidence outside 0..1, an empty type or value — is
 dropped and named in `problems`, never stored. One bad entity does not spoil the others.
 
+A type is read as its fact's slot (`domain.fact_slots.fact_slot`: `new_manager` and `boss` are
+`manager`), so that a correction replaces the fact it corrects; a user fact's value loses the words
+of its change (`plain_value`: "green now" is "green").
+
 `scope` and `explicit` are optional: a missing or invalid `scope` falls back to the type's
 default (`default_scope`), a missing or invalid `explicit` to False. Both only qualify a value
 that is otherwise sound, so a bad one is named in `problems` but drops nothing.
@@ -18,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from domain.errors import DomainError
+from domain.fact_slots import fact_slot, plain_value
 from domain.memory_entities import MAX_ENTITY_VALUE, EntityScope, entity_type
 
 MAX_ENTITIES = 20  # per exchange; more is noise
@@ -64,8 +69,9 @@ USER_FACT_TYPES = frozenset((
     # what they eat and like
     "diet", "allergy", "allergies", "likes", "dislikes", "preference", "preferences", "hobby", "hobbies",
     "coffee_order", "usual_order", "drink_order",
-    # who they live with, what they own
-    "family", "spouse", "partner", "wife", "husband", "children", "kids", "pet", "pets", "car",
+    # who they live with, what they own, who they deal with
+    "family", "spouse", "partner", "wife", "husband", "children", "kids", "pet", "pets", "car", "manager",
+    "doctor", "dentist",
 ))
 # `<relation>_…` is a fact about someone close to the user ("dog_name", "wife_birthday", "son_age"),
 # where a bare `*_name` may well be the task's ("restaurant_name", "hotel_name").
@@ -164,12 +170,14 @@ def _entity(item: Any) -> tuple[ExtractedEntity | None, tuple[str, ...]]:
     if len(text) > MAX_ENTITY_VALUE:
         return None, (f"value is longer than {MAX_ENTITY_VALUE} characters",)
     try:
-        normalised = entity_type(kind)
+        normalised = fact_slot(entity_type(kind))  # a correction's words name the fact it corrects
     except DomainError as error:
         return None, (str(error),)
     scope, scope_problem = _scope(item.get("scope"), normalised)
     explicit, explicit_problem = _explicit(item.get("explicit"))
     notes = tuple(note for note in (scope_problem, explicit_problem) if note)
+    if scope is EntityScope.USER:  # a lasting fact is kept without the words of its change ("green now")
+        text = plain_value(text)
     return ExtractedEntity(normalised, text, float(confidence), scope, explicit), notes
 
 

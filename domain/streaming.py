@@ -2,43 +2,48 @@
 
 A step's text is either the answer or, when a tool call follows it, the model's reasoning (its
 thinking log), which belongs in `agent_thought` and the trace, not in the answer. Which of the
-two it is shows only at the end of the step, so each mode decides how much to show before then:
+two it is shows only at the end of the step. The text streams at once all the same (time to the
+first token is what a chat user feels most): when the step then calls a tool, its `agent_thought`
+event, which carries the same id as the text's deltas, takes that text out of the answer, and a
+client that follows the protocol moves it into the step. Each mode decides what is shown before
+the step ends:
 
-- `AT_ONCE`: everything (no tools offered, or the agent streams its thoughts);
-- `HELD`: tools are offered and thoughts are not streamed. The text waits; once it is longer
-  than `THOUGHT_HOLD_CHARS` with no tool call so far it is taken for the answer and streams on.
-  Reasoning before a call is short in practice ("Let me check the time."), and a tool call's
-  deltas come after the text in the OpenAI protocol, so only an unusually long preamble is
-  shown: it is then still recorded as the step's thought, and the answer's deltas carry the id
-  of the step that answers, as always;
+- `AT_ONCE`: everything (no tools offered, or the agent streams its thoughts as answer text);
+- `TENTATIVE`: everything, each delta marked `tentative`: it may become the step's thought. A
+  client that cannot take text back (an OpenAI client keeps what streamed as the answer) holds a
+  tentative step's text until it is longer than `THOUGHT_HOLD_CHARS` (then it is taken for the
+  answer) or the step ends (`TentativeHold` in the OpenAI interfaces);
 - `REACT`: everything before a ``` fence, which may open a ReAct action block that is never shown;
 - `WHOLE`: nothing until the step ends: an answer that is checked first (structured output) goes
   out only once it passed.
+
+Whatever the mode, the output review (domain.review) holds back the end of the text that could
+begin a blocked keyword, so a keyword never leaves the server, even split across chunks.
 """
 
 from __future__ import annotations
 
 import enum
 
+# Reasoning before a call is short in practice ("Let me check the time."): a longer tentative
+# text is taken for the answer by a client that cannot take text back.
 THOUGHT_HOLD_CHARS = 120
 
 
 class Release(enum.StrEnum):
     AT_ONCE = "at_once"
-    HELD = "held"
+    TENTATIVE = "tentative"
     REACT = "react"
     WHOLE = "whole"
 
 
-def shown_so_far(text: str, release: Release, saw_call: bool) -> int:
+def shown_so_far(text: str, release: Release) -> int:
     """How many characters of `text` (the step's text so far) may be shown now."""
-    if release is Release.AT_ONCE:
+    if release in (Release.AT_ONCE, Release.TENTATIVE):
         return len(text)
     if release is Release.REACT:
         return shown_before_action(text)
-    if release is Release.WHOLE:
-        return 0
-    return 0 if saw_call or len(text) <= THOUGHT_HOLD_CHARS else len(text)
+    return 0
 
 
 def shown_before_action(text: str) -> int:

@@ -82,12 +82,17 @@ class AgentThought:
     conversation_title: str = ""
     finish_reason: str = ""
     error_code: str = ""
+    # An `agent_message` delta of a step that offered tools: its text may turn out to be the step's
+    # thought, which the step's `agent_thought` (the same id) then says (domain.streaming).
+    tentative: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.event, ThoughtEvent):
             raise DomainError(f"unknown thought event: {self.event!r}")
         if self.finish_reason and self.event is not ThoughtEvent.AGENT_END:
             raise DomainError(f"only agent_end carries a finish reason, not {self.event.value}")
+        if self.tentative and self.event is not ThoughtEvent.AGENT_MESSAGE:
+            raise DomainError(f"only agent_message is tentative, not {self.event.value}")
         if self.error_code and self.event is not ThoughtEvent.ERROR:
             raise DomainError(f"only error carries an error code, not {self.event.value}")
         if min(self.message_token_count, self.answer_token_count, self.total_token_count) < 0:
@@ -118,11 +123,13 @@ _FIELDS = tuple(AgentThought.__dataclass_fields__)
 
 def streamed_answer(thoughts: Sequence[AgentThought]) -> str:
     """The answer a turn's events hold: its terminal event's, else the deltas of its last answer
-    (every delta of one answer shares an id), joined."""
+    (every delta of one answer shares an id), joined; text an `agent_thought` took for its step's
+    thought is none."""
     end = next((t for t in reversed(thoughts) if t.event.is_terminal), None)
     if end is not None and end.answer:
         return end.answer
-    answers = [t for t in thoughts if t.event is ThoughtEvent.AGENT_MESSAGE]
+    thought_ids = {t.id for t in thoughts if t.event is ThoughtEvent.AGENT_THOUGHT}
+    answers = [t for t in thoughts if t.event is ThoughtEvent.AGENT_MESSAGE and t.id not in thought_ids]
     if not answers:
         return ""
     last = answers[-1].id

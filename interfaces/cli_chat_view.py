@@ -17,6 +17,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from domain.money import usd
+
 if TYPE_CHECKING:
     from interfaces.cli_chat_client import Frame
 
@@ -37,11 +39,11 @@ def shorten(value: Any, limit: int = SHORT) -> str:
 
 
 def costs(data: dict[str, Any]) -> str:
-    """`237 tokens · $0.000120 · 0.17 s`; `~` marks locally counted tokens."""
+    """`237 tokens · $0.00012 · 0.17 s`; `~` marks locally counted tokens."""
     estimated = "~" if data.get("tokens_estimated") else ""
     price = float(data.get("total_price") or 0)
     latency = float(data.get("latency") or 0)
-    return f"{estimated}{data.get('total_token_count', 0)} tokens · ${price:.6f} · {latency:.2f} s"
+    return f"{estimated}{data.get('total_token_count', 0)} tokens · ${usd(price)} · {latency:.2f} s"
 
 
 def tool_input(step: dict[str, Any]) -> Any:
@@ -138,7 +140,7 @@ class View:
             table.add_row(
                 str(step.get("position", "")), str(step.get("event", "")), shorten(step.get("tool") or "", 24),
                 shorten(tool_input(step) or "", 40), shorten(step_output(step)), str(step.get("total_token_count", 0)),
-                f"${float(step.get('total_price') or 0):.6f}", f"{float(step.get('latency') or 0):.2f} s",
+                f"${usd(float(step.get('total_price') or 0))}", f"{float(step.get('latency') or 0):.2f} s",
             )
         self.out.print(table)
 

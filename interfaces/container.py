@@ -251,14 +251,14 @@ class Container(containers.DeclarativeContainer):
 
     memory = providers.Container(  # the tiers, their record and cache, recall, upkeep, the memory API
         MemoryContainer, config=config, database=database, redis=redis, store=message_store, tokenizer=tokenizer,
-        clock=clock, spawner=spawner, jobs=job_queue, embedder=embedder, chat_model=chat_model, metrics=metrics,
-        tracer=tracer, recorder=model_calls.record, price=llm_config.provided.price,
+        clock=clock, spawner=spawner, jobs=job_queue, embedder=embedder, models=chat_models, metrics=metrics,
+        tracer=tracer, recorder=model_calls.record,
     )
     writers = providers.Container(  # titles, follow-up questions, and AfterTurn (with the upkeep)
-        WritersContainer, provider=config.llm["provider"], model=chat_model, store=message_store, agents=agent_store,
+        WritersContainer, models=chat_models, store=message_store, agents=agent_store,
         clock=clock, spawner=spawner, jobs_backend=config.jobs.backend, jobs=job_queue,
         upkeep=memory.upkeep_scheduler, title_wait=config.titles.wait, metrics=metrics, tokenizer=tokenizer,
-        tracer=tracer, recorder=model_calls.record, price=llm_config.provided.price,
+        tracer=tracer, recorder=model_calls.record,
     )
     # A job of a finished turn, run by `memagent worker` from the record alone.
     run_turn_job = providers.Singleton(

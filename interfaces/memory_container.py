@@ -40,25 +40,22 @@ from infrastructure.memory.redis_embedding_cache import RedisEmbeddingCache
 from infrastructure.memory.redis_memory_store import RedisMemoryStore
 from infrastructure.memory.redis_user_fact_cache import RedisUserFactCache
 from infrastructure.memory.rule_entity_extractor import RuleBasedEntityExtractor
-from infrastructure.metrics.metered_chat_model import MeteredChatModel
-from infrastructure.models.model_profiles import DEFAULT
+from infrastructure.models.profile_work import OnProfiles
 from infrastructure.persistence.recall_matrices import RecallMatrices
 from infrastructure.persistence.sqlalchemy_archive_index import SqlAlchemyArchiveIndex
 from infrastructure.persistence.sqlalchemy_memory_record import SqlAlchemyMemoryRecord
 from infrastructure.persistence.sqlalchemy_recall_index import SqlAlchemyRecallIndex
-from infrastructure.tracing.traced_chat_model import TracedChatModel
 from interfaces.config_objects import memory_policy_of
 
 if TYPE_CHECKING:
     from application.model_calls.record_model_calls import RecordModelCalls
-    from application.ports.chat_model import ChatModel
+    from application.ports.chat_models import ChatModels
     from application.ports.embedder import Embedder
     from application.ports.jobs import JobQueue
     from application.ports.message_store import MessageStore
     from application.ports.metrics import Metrics
     from application.ports.runtime import Clock, TaskSpawner, Tokenizer
     from application.ports.tracing import Tracer
-    from infrastructure.models.provider_config import TokenPrice
     from infrastructure.persistence.database import Database
     from infrastructure.redis_client import RedisClient
 
@@ -73,11 +70,10 @@ class MemoryContainer(containers.DeclarativeContainer):
     spawner: providers.Dependency[TaskSpawner] = providers.Dependency()
     jobs: providers.Dependency[JobQueue] = providers.Dependency()
     embedder: providers.Dependency[Embedder] = providers.Dependency()
-    chat_model: providers.Dependency[ChatModel] = providers.Dependency()
+    models: providers.Dependency[ChatModels] = providers.Dependency()  # the model profiles' own
     metrics: providers.Dependency[Metrics] = providers.Dependency()
     tracer: providers.Dependency[Tracer] = providers.Dependency()
     recorder: providers.Dependency[RecordModelCalls] = providers.Dependency()  # the model-call ledger's
-    price: providers.Dependency[TokenPrice] = providers.Dependency()  # the `default` profile's
 
     policy = providers.Singleton(memory_policy_of, memory=config.memory)
     cache = providers.Selector(
@@ -120,34 +116,25 @@ class MemoryContainer(containers.DeclarativeContainer):
                                      policy=policy)
     # The memory tiers' model work: extractive and rule-based with the offline scripted model, else the LLM,
     # whose calls count in the metrics by purpose (upkeep uses the `default` profile).
-    summary_model = providers.Singleton(TracedChatModel, tracer=tracer, purpose=ModelPurpose.SUMMARY, profile=DEFAULT,
-                                        tokenizer=tokenizer, model=providers.Singleton(
-        MeteredChatModel, model=chat_model, metrics=metrics, purpose=ModelPurpose.SUMMARY, profile=DEFAULT,
-        tokenizer=tokenizer, recorder=recorder, price=price,
-    ))
-    entities_model = providers.Singleton(TracedChatModel, tracer=tracer, purpose=ModelPurpose.ENTITIES, profile=DEFAULT,
-                                         tokenizer=tokenizer, model=providers.Singleton(
-        MeteredChatModel, model=chat_model, metrics=metrics, purpose=ModelPurpose.ENTITIES, profile=DEFAULT,
-        tokenizer=tokenizer, recorder=recorder, price=price,
-    ))
-    summarizer = providers.Selector(
-        config.llm["provider"],
-        scripted=providers.Singleton(ExtractiveSummarizer),
-        openai=providers.Singleton(LLMSummarizer, model=summary_model),
-        agentscope=providers.Singleton(LLMSummarizer, model=summary_model),
+    # The memory tiers' model work, on each agent's memory profile (AgentConfig.upkeep_model): extractive and
+    # rule-based on a scripted profile, else that profile's LLM, whose calls count by purpose and profile.
+    offline_summarizer = providers.Singleton(ExtractiveSummarizer)
+    offline_extractor = providers.Singleton(RuleBasedEntityExtractor)
+    summarizer = providers.Singleton(
+        OnProfiles, models=models, purpose=ModelPurpose.SUMMARY, offline=offline_summarizer,
+        llm=providers.Object(LLMSummarizer), metrics=metrics, tracer=tracer, tokenizer=tokenizer, recorder=recorder,
     )
-    entity_extractor = providers.Selector(
-        config.llm["provider"],
-        scripted=providers.Singleton(RuleBasedEntityExtractor),
-        openai=providers.Singleton(LLMEntityExtractor, model=entities_model),
-        agentscope=providers.Singleton(LLMEntityExtractor, model=entities_model),
+    entity_extractor = providers.Singleton(
+        OnProfiles, models=models, purpose=ModelPurpose.ENTITIES, offline=offline_extractor,
+        llm=providers.Object(LLMEntityExtractor), metrics=metrics, tracer=tracer, tokenizer=tokenizer,
+        recorder=recorder,
     )
     # The upkeep's summary and entities: one call with an LLM (counted as a summary call), else the offline pair.
-    digester = providers.Selector(
-        config.llm["provider"],
-        scripted=providers.Singleton(ComposedDigester, summarizer=summarizer, extractor=entity_extractor),
-        openai=providers.Singleton(LLMMemoryDigester, model=summary_model),
-        agentscope=providers.Singleton(LLMMemoryDigester, model=summary_model),
+    digester = providers.Singleton(
+        OnProfiles, models=models, purpose=ModelPurpose.SUMMARY,
+        offline=providers.Singleton(ComposedDigester, summarizer=offline_summarizer, extractor=offline_extractor),
+        llm=providers.Object(LLMMemoryDigester), metrics=metrics, tracer=tracer, tokenizer=tokenizer,
+        recorder=recorder,
     )
     extract_entities = providers.Singleton(
         ExtractEntities, extractor=entity_extractor, entities=memory_store, policy=policy, facts=user_facts
@@ -182,7 +169,8 @@ class MemoryContainer(containers.DeclarativeContainer):
         idle_seconds=config.memory.upkeep_idle_seconds,
     )
     # The lazy rule saves model calls; the offline models make none, so their upkeep follows every turn
-    # and memory is never behind.
+    # and memory is never behind. It is the process's rule (by its `default` model), whichever profile
+    # an agent's upkeep runs on.
     upkeep_rule = providers.Selector(
         config.llm["provider"], scripted=providers.Object(EVERY_TURN), openai=lazy_upkeep, agentscope=lazy_upkeep,
     )

@@ -16,26 +16,22 @@ from application.conversations.suggest_follow_ups import SuggestFollowUps
 from application.ports.metrics import ModelPurpose
 from infrastructure.conversations.llm_writers import LLMFollowUpWriter, LLMTitler
 from infrastructure.conversations.offline_writers import FirstWordsTitler, TemplateFollowUpWriter
-from infrastructure.metrics.metered_chat_model import MeteredChatModel
-from infrastructure.models.model_profiles import DEFAULT
-from infrastructure.tracing.traced_chat_model import TracedChatModel
+from infrastructure.models.profile_work import OnProfiles
 
 if TYPE_CHECKING:
     from application.memory.schedule_upkeep import TurnUpkeep
     from application.model_calls.record_model_calls import RecordModelCalls
     from application.ports.agent_store import AgentStore
-    from application.ports.chat_model import ChatModel
+    from application.ports.chat_models import ChatModels
     from application.ports.jobs import JobQueue
     from application.ports.message_store import MessageStore
     from application.ports.metrics import Metrics
     from application.ports.runtime import Clock, TaskSpawner, Tokenizer
     from application.ports.tracing import Tracer
-    from infrastructure.models.provider_config import TokenPrice
 
 
 class WritersContainer(containers.DeclarativeContainer):
-    provider: providers.Dependency[str] = providers.Dependency()  # MEMAGENT_LLM__PROVIDER
-    model: providers.Dependency[ChatModel] = providers.Dependency()
+    models: providers.Dependency[ChatModels] = providers.Dependency()  # the model profiles' own
     store: providers.Dependency[MessageStore] = providers.Dependency()
     agents: providers.Dependency[AgentStore] = providers.Dependency()
     clock: providers.Dependency[Clock] = providers.Dependency()
@@ -48,31 +44,17 @@ class WritersContainer(containers.DeclarativeContainer):
     tokenizer: providers.Dependency[Tokenizer] = providers.Dependency()
     tracer: providers.Dependency[Tracer] = providers.Dependency()
     recorder: providers.Dependency[RecordModelCalls] = providers.Dependency()  # the model-call ledger's
-    price: providers.Dependency[TokenPrice] = providers.Dependency()  # the `default` profile's
 
-    # Like the memory tiers' model work: offline with the offline scripted model, else the LLM, whose
-    # calls count in the metrics by purpose (on the `default` profile).
-    title_model = providers.Singleton(TracedChatModel, tracer=tracer, purpose=ModelPurpose.TITLE, profile=DEFAULT,
-                                      tokenizer=tokenizer, model=providers.Singleton(
-        MeteredChatModel, model=model, metrics=metrics, purpose=ModelPurpose.TITLE, profile=DEFAULT,
-        tokenizer=tokenizer, recorder=recorder, price=price,
-    ))
-    follow_ups_model = providers.Singleton(TracedChatModel, tracer=tracer, purpose=ModelPurpose.FOLLOW_UPS,
-                                           profile=DEFAULT, tokenizer=tokenizer, model=providers.Singleton(
-        MeteredChatModel, model=model, metrics=metrics, purpose=ModelPurpose.FOLLOW_UPS, profile=DEFAULT,
-        tokenizer=tokenizer, recorder=recorder, price=price,
-    ))
-    titler = providers.Selector(
-        provider,
-        scripted=providers.Singleton(FirstWordsTitler),
-        openai=providers.Singleton(LLMTitler, model=title_model),
-        agentscope=providers.Singleton(LLMTitler, model=title_model),
+    # Like the memory tiers' model work, on each agent's own profile (AgentConfig.model): offline on a
+    # scripted profile, else that profile's LLM, whose calls count by purpose and profile.
+    titler = providers.Singleton(
+        OnProfiles, models=models, purpose=ModelPurpose.TITLE, offline=providers.Singleton(FirstWordsTitler),
+        llm=providers.Object(LLMTitler), metrics=metrics, tracer=tracer, tokenizer=tokenizer, recorder=recorder,
     )
-    follow_up_writer = providers.Selector(
-        provider,
-        scripted=providers.Singleton(TemplateFollowUpWriter),
-        openai=providers.Singleton(LLMFollowUpWriter, model=follow_ups_model),
-        agentscope=providers.Singleton(LLMFollowUpWriter, model=follow_ups_model),
+    follow_up_writer = providers.Singleton(
+        OnProfiles, models=models, purpose=ModelPurpose.FOLLOW_UPS,
+        offline=providers.Singleton(TemplateFollowUpWriter), llm=providers.Object(LLMFollowUpWriter),
+        metrics=metrics, tracer=tracer, tokenizer=tokenizer, recorder=recorder,
     )
     name_conversation = providers.Singleton(NameConversation, titler=titler, store=store, clock=clock)
     configs = providers.Singleton(ConfigRan, agents=agents)

@@ -1,4 +1,5 @@
-"""What a config refers to must exist for its owner: its tools, its datasets, its model profile.
+"""What a config refers to must exist for its owner: its tools, its datasets, its model profiles
+(`model`, and `memory.model` when it names one).
 
 A draft may be saved while it still refers to something missing (it is work in progress); it
 cannot be published so.
@@ -29,7 +30,9 @@ class ConfigCheck:
         for dataset in config.dataset_ids:
             if await self._knowledge.get_dataset(dataset, owner) is None:
                 problems.append(f"datasets: no dataset {dataset!r} of yours")
-        if self._models.get(config.model) is None:
-            known = ", ".join(p.name for p in self._models.profiles())
-            problems.append(f"model: no model profile named {config.model!r} (known: {known})")
+        named = (("model", config.model), ("memory.model", config.memory_model))
+        for field, profile in named:
+            if profile is not None and self._models.get(profile) is None:
+                known = ", ".join(p.name for p in self._models.profiles())
+                problems.append(f"{field}: no model profile named {profile!r} (known: {known})")
         return problems

@@ -56,8 +56,13 @@ class ResolveConfig:
         return self._checked(ResolvedConfig(found.config, agent.id, found.version, None))
 
     def _checked(self, resolved: ResolvedConfig) -> ResolvedConfig:
-        if self._models.get(resolved.config.model) is None:
-            raise Conflict(f"The agent's model profile {resolved.config.model!r} is not configured on this server.")
+        config = resolved.config
+        if self._models.get(config.model) is None:
+            raise Conflict(f"The agent's model profile {config.model!r} is not configured on this server.")
+        # Its memory would otherwise go unkept, turn after turn, with nothing but a log line to say so.
+        if self._models.get(config.upkeep_model) is None:
+            raise Conflict(f"The agent's memory model profile {config.upkeep_model!r} is not configured on this "
+                           "server.")
         return resolved
 
     @staticmethod

@@ -4,7 +4,8 @@ follow-up questions (docs/ARCHITECTURE.md §3 steps 6-7).
 The title and the questions are made in the background (`TaskSpawner`), so a slow or failing
 model never delays or fails a turn that is already done. The terminal event waits for the title
 at most `title_wait` seconds: a title ready by then travels with it, a later one with the next
-turn's (and from the stored column).
+turn's (and from the stored column). Like the memory upkeep, they run on the agent's own model
+profile, never the process's default model (application/ports/profile_work.py).
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ class AfterTurn(TurnEnd):
 
     async def _title(self, turn: Turn, finished: Message) -> str:
         ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        if not self._spawn(f"title-{finished.id}", self._named(finished, turn.config.language, ready)):
+        if not self._spawn(f"title-{finished.id}", self._named(finished, turn.config, ready)):
             return ""
         try:
             # The shield keeps the job's future whole when the wait ends first.
@@ -88,12 +89,12 @@ class AfterTurn(TurnEnd):
         except TimeoutError:
             return ""
 
-    async def _named(self, finished: Message, language: str, ready: asyncio.Future[str]) -> None:
+    async def _named(self, finished: Message, config: AgentConfig, ready: asyncio.Future[str]) -> None:
         what = f"the title of conversation {finished.conversation_id}"
         title = None
         try:
             with self._tracer.span(SpanName.UPKEEP_TITLE, conversation_id=finished.conversation_id) as span:
-                title, failed = await best_effort(self._name(finished, language), None, what)
+                title, failed = await best_effort(self._name(finished, config), None, what)
                 if failed is not None:
                     span.fail(failed)
         finally:  # also when the job is cancelled (a shutdown): the turn's wait ends at once

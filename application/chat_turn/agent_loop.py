@@ -8,11 +8,12 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from application.chat_turn.tool_round import ToolRound
-from application.errors import InvalidOutput
+from application.errors import InvalidOutput, ModelNotReached
 from domain.agent import AgentMode, ModelParams
 from domain.client_tools import AUTO
 from domain.messages import Block, Msg, Role, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 from domain.react import parse_react_output, react_instructions
+from domain.review import KeywordReview
 from domain.streaming import Release, shown_so_far
 from domain.structured_output import unfenced
 from domain.text import storable, storable_value
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from domain.ids import ThoughtId
 
 ANSWER_NOW = "You have used all tool rounds. Answer the user now from what you have, without tools."
+OUTPUT_REVIEW_HIT = "The output review matched a blocked keyword; the preset response replaced the answer."
 
 
 @dataclass(slots=True)
@@ -43,6 +45,7 @@ class StepReply:
     prompt: str
     latency: float
     sent: int  # characters of its text that went out as they came
+    blocked: bool = False  # the output review matched: the model was cut off, nothing more goes out
 
 
 @dataclass(slots=True)
@@ -53,6 +56,7 @@ class LoopState:
     prompt: str = ""
     usage: Usage = field(default_factory=Usage)
     refused: bool = False  # the input review answered: the exchange stays out of memory
+    replaced: bool = False  # the output review matched: the preset response is the answer
     answer_id: ThoughtId | None = None  # the id the answer's deltas share, once one is sent
     first_token_latency: float | None = None  # seconds into the turn when the answer's first text went out
     finish_reason: str | None = None  # why the last completed model call ended, as it said (None: none said)
@@ -86,6 +90,7 @@ class AgentLoop:
         self._tokenizer = tokenizer
         self._ids = ids
         self._round = ToolRound(tools, executor, events, ids)
+        self._review = KeywordReview()
         self.state = LoopState()
 
     @property
@@ -98,9 +103,11 @@ class AgentLoop:
 
     async def run(
         self, messages: list[Msg], mode: AgentMode, max_rounds: int, stream_thoughts: bool = True,
-        params: ModelParams | None = None, output: OutputCheck | None = None,
+        params: ModelParams | None = None, output: OutputCheck | None = None, review: KeywordReview | None = None,
     ) -> LoopState:
-        """`output`: the turn's structured output, whose answer is held until it passes its check."""
+        """`output`: the turn's structured output, whose answer is held until it passes its check;
+        `review`: the output review, which text passes before it is sent (domain.review)."""
+        self._review = review or KeywordReview()
         tools = self._tools.specs
         if mode is AgentMode.REACT:
             messages = self._with_system(messages, react_instructions(tools))
@@ -111,18 +118,20 @@ class AgentLoop:
         for round_no in range(max_rounds + 1):
             last_round = round_no == max_rounds
             if last_round and tools and mode is not AgentMode.CHAT:
-                messages = [*messages, self._note(ANSWER_NOW)]
+                messages = [*messages, self._msg(Role.SYSTEM, (TextBlock(ANSWER_NOW),))]
             offered = self._tools.offered(choice) if mode is AgentMode.FUNCTION_CALLING and not last_round else []
             react = mode is AgentMode.REACT and not last_round
             release = _release(react, bool(offered), stream_thoughts, output)
             reply = await self._step(messages, offered, release, _choosing(params, choice, bool(offered)))
-            if react:
+            if react and not reply.blocked:
                 reply = self._parse_react(reply)
-            if not reply.calls:
-                if output is not None and output.checked:
+            if not reply.calls or reply.blocked:
+                if output is not None and output.checked and not reply.blocked:
                     reply = await self._repaired(messages, reply, output, params)
-                await self._answer(reply)
+                await (self._replace(reply) if reply.blocked else self._answer(reply))
                 return self.state
+            if self.state.answer_id == reply.thought_id:  # its text went out, and is its thought after all
+                self.state.answer, self.state.answer_id = "", None
             results, choice = await self._round.run(reply, self.state.usage)
             messages = [*messages, *self._follow_up(reply, results, mode)]
         raise AssertionError("unreachable: the last round offers no tools")
@@ -130,40 +139,51 @@ class AgentLoop:
     async def _step(
         self, messages: list[Msg], offered: list[ToolSpec], release: Release, params: ModelParams | None
     ) -> StepReply:
-        """One model call; its text goes out as `release` allows (domain.streaming)."""
+        """One model call; its text goes out as `release` and the output review allow (domain.streaming);
+        a review hit cuts the call off."""
         thought_id = self._events.new_id()
         started = self._events.elapsed
         prompt = prompt_snapshot(messages)
         self.state.prompt = prompt
         parts: list[str] = []
-        sent = 0  # characters of the text already out
+        sent = checked = 0  # characters of the text already out, and already reviewed
         calls: list[ToolCall] = []
         usage: Usage | None = None
         finish: str | None = None
+        blocked = False
         try:
             async with aclosing(self._model.stream(messages, offered, params)) as stream:
                 async for chunk in stream:
                     calls.extend(_storable_call(call) for call in chunk.tool_calls)
-                    if chunk.text:
-                        parts.append(storable(chunk.text))
-                        so_far = "".join(parts)
-                        sent = await self._send(thought_id, so_far, sent, shown_so_far(so_far, release, bool(calls)))
-                    usage = chunk.usage or usage
-                    finish = chunk.finish_reason or finish
+                    usage, finish = chunk.usage or usage, chunk.finish_reason or finish
+                    if not chunk.text:
+                        continue
+                    parts.append(storable(chunk.text))
+                    so_far = "".join(parts)
+                    if self._review.hit(so_far[max(0, checked - self._review.longest + 1):]):
+                        blocked = True
+                        break
+                    checked = len(so_far)
+                    upto = min(shown_so_far(so_far, release), len(so_far) - self._review.held(so_far))
+                    sent = await self._send(thought_id, so_far, sent, upto, release is Release.TENTATIVE)
+        except ModelNotReached:  # no byte of the model's came back: nothing was spent
+            raise
         except BaseException:  # a stop, a timeout or a failure mid-stream: what was spent still counts
             self.state.usage = self.state.usage + (usage or self._estimate(prompt, "".join(parts)))
             raise
         text = "".join(parts)
         usage = usage or self._estimate(prompt, text)
         self.state.usage, self.state.finish_reason = self.state.usage + usage, finish
-        return StepReply(thought_id, text, calls, usage, prompt, self._events.elapsed - started, sent)
+        return StepReply(thought_id, text, calls, usage, prompt, self._events.elapsed - started, sent, blocked)
 
-    async def _send(self, thought_id: ThoughtId, text: str, sent: int, upto: int) -> int:
+    async def _send(self, thought_id: ThoughtId, text: str, sent: int, upto: int, tentative: bool = False) -> int:
         """Publish the text from `sent` up to `upto`; how much is out then."""
         if upto > sent:
             self.state.answer, self.state.answer_id = text[:upto], thought_id
             self.state.answer_sent(self._events.elapsed)
-            await self._events.publish(ThoughtEvent.AGENT_MESSAGE, thought_id, answer=text[sent:upto])
+            await self._events.publish(
+                ThoughtEvent.AGENT_MESSAGE, thought_id, answer=text[sent:upto], tentative=tentative
+            )
         return max(sent, upto)
 
     def _estimate(self, prompt: str, text: str) -> Usage:
@@ -176,6 +196,17 @@ class AgentLoop:
             return reply
         reply.text, reply.calls = parsed.thought, [_storable_call(parsed.call)]
         return reply
+
+    async def _replace(self, reply: StepReply) -> None:
+        """The output review matched: the preset response is the answer, none of the text goes out
+        any more, and the step records the replacement (the terminal event carries the answer)."""
+        preset = self._review.preset_response
+        self.state.answer, self.state.answer_id, self.state.replaced = preset, reply.thought_id, True
+        await self._events.publish(ThoughtEvent.AGENT_MESSAGE, reply.thought_id, usage=self.state.usage)
+        self._events.record_step(
+            reply.thought_id, ThoughtEvent.AGENT_MESSAGE, usage=reply.usage, latency=reply.latency,
+            prompt=reply.prompt, thought=OUTPUT_REVIEW_HIT, answer=preset,
+        )
 
     async def _answer(self, reply: StepReply) -> None:
         self.state.answer, self.state.answer_id = reply.text, reply.thought_id
@@ -220,6 +251,8 @@ class AgentLoop:
         said = self._msg(Role.ASSISTANT, (TextBlock(reply.text),))
         retry = [*messages, said, self._note(output.format.repair_request(problem))]
         again = await self._step(retry, [], Release.WHOLE, params)
+        if again.blocked:
+            return again
         problem = await output.problem(again.text)
         if problem is not None:
             self._record_invalid(again, problem)
@@ -246,7 +279,7 @@ def _release(react: bool, offered: bool, stream_thoughts: bool, output: OutputCh
         return Release.WHOLE
     if react:
         return Release.REACT
-    return Release.HELD if offered and not stream_thoughts else Release.AT_ONCE
+    return Release.TENTATIVE if offered and not stream_thoughts else Release.AT_ONCE
 
 
 def _choosing(params: ModelParams | None, choice: ToolChoice, offered: bool) -> ModelParams | None:

@@ -14,7 +14,7 @@ from application.log_context import log_fields
 from application.model_calls.call_scope import calls_for, kept_calls, spent_by_turn, turn_scope
 from application.ports.tracing import SpanName
 from domain.agent import choose_mode
-from domain.conversation import MessageStatus, TurnOutcome
+from domain.conversation import MessageStatus, ReviewStage, TurnOutcome
 from domain.prompt import assemble_prompt, earlier_rounds
 from domain.thoughts import FinishReason, ThoughtEvent
 from domain.tools import RetryPolicy
@@ -121,7 +121,8 @@ class RunChatTurn:
             messages = await self._prepare(turn, events, loop)
         mode = choose_mode(loop.model.capabilities, bool(loop.tools))
         output = self._parts.output_check(turn, loop.model)
-        await loop.run(messages, mode, config.max_tool_rounds, config.stream_thoughts, config.model_params, output)
+        await loop.run(messages, mode, config.max_tool_rounds, config.stream_thoughts, config.model_params, output,
+                       config.output_review)
         await events.flush()  # an event log that failed ends the turn with an error
 
     async def _prepare(self, turn: Turn, events: TurnEvents, loop: AgentLoop) -> list[Msg]:
@@ -182,12 +183,11 @@ class RunChatTurn:
         """`failed`: the message and the code of how the turn failed ("" and "" when it did not)."""
         events, state = kit.events, kit.loop.state
         (error, code), answer = failed, state.answer
-        replaced = status is MessageStatus.NORMAL and bool(turn.config.output_review.hit(answer))
-        if replaced:
-            answer = turn.config.output_review.preset_response
+        replaced = status is MessageStatus.NORMAL and state.replaced  # the answer is the preset response
         state.usage = spent_by_turn(state.usage)  # priced by the ledger, a stopped turn's cut call included
         outcome = TurnOutcome(
-            answer, status, state.usage, round(events.elapsed, 6), state.prompt, error, state.first_token_latency
+            answer, status, state.usage, round(events.elapsed, 6), state.prompt, error, state.first_token_latency,
+            _blocked_by(state, replaced),
         )
         finished = turn.message.finish(outcome, events.now())
         with self._parts.tracer.span(SpanName.SAVE, steps=len(events.steps)) as saving:
@@ -236,6 +236,14 @@ class _TurnMeter:
         first_token = self._kit.loop.state.first_token_latency
         if first_token is not None:
             self._metrics.first_token(self._agent, self._profile, first_token)
+
+
+def _blocked_by(state: LoopState, replaced: bool) -> ReviewStage | None:
+    """Which review kept the exchange out of memory (recorded on the message, so that a window
+    rebuilt from the record leaves it out as the live one does); None when neither did."""
+    if state.refused:
+        return ReviewStage.INPUT
+    return ReviewStage.OUTPUT if replaced else None
 
 
 def _finish_reason(end: ThoughtEvent, replaced: bool, state: LoopState) -> str:

@@ -57,14 +57,33 @@ class ToolRound:
             ThoughtEvent.AGENT_THOUGHT, reply.thought_id, usage=reply.usage,
             thought=reply.text, tool=tool_names, tool_input=tool_input,
         )
+        try:
+            ran, took, choice = await self._run_calls(reply, usage)
+        except BaseException:
+            # Stopped or failed while the tools ran: the step's thought, which its text became, is kept.
+            self._record_thought(reply, tool_input, "")
+            raise
+        results = [replace(ran[i], output=storable(ran[i].output)) for i in range(len(reply.calls))]
+        self._record_thought(reply, tool_input, json.dumps(keyed(reply.calls, [r.output for r in results]),
+                                                           ensure_ascii=False))
+        for index, (call, result) in enumerate(zip(reply.calls, results, strict=True)):
+            # Each call is its own step too, so the trace shows what every tool was given and gave back.
+            self._events.record_step(
+                self._events.new_id(), self._tools.event_for(call.name), latency=took[index],
+                tool_input=dict(call.arguments), tool=call.name, observation=result.output,
+            )
+        return results, choice
+
+    async def _run_calls(
+        self, reply: StepReply, usage: Usage
+    ) -> tuple[dict[int, ToolResult], dict[int, float], ToolChoice]:
+        """Each call's result and seconds taken, by its place in the step, and the client's choice."""
         ours = [i for i, c in enumerate(reply.calls) if not self._tools.is_client(c.name)]
         theirs = [i for i, c in enumerate(reply.calls) if self._tools.is_client(c.name)]
-        ran: dict[int, ToolResult] = {}
-        took: dict[int, float] = {}
         started = self._events.elapsed
         outputs = await self._executor.run_all([reply.calls[i] for i in ours], self._tools.sequential)
-        ran |= dict(zip(ours, outputs, strict=True))
-        took |= dict.fromkeys(ours, self._events.elapsed - started)
+        ran: dict[int, ToolResult] = dict(zip(ours, outputs, strict=True))
+        took = dict.fromkeys(ours, self._events.elapsed - started)
         await self._publish_results(reply, ours, ran)
         choice = AUTO
         if theirs and self._tools.client is not None:
@@ -74,20 +93,14 @@ class ToolRound:
             ran |= dict(zip(theirs, answered, strict=True))
             took |= dict.fromkeys(theirs, self._events.elapsed - started)
             await self._publish_results(reply, theirs, ran)
-        results = [replace(ran[i], output=storable(ran[i].output)) for i in range(len(reply.calls))]
-        observation = json.dumps(keyed(reply.calls, [r.output for r in results]), ensure_ascii=False)
+        return ran, took, choice
+
+    def _record_thought(self, reply: StepReply, tool_input: dict[str, Any], observation: str) -> None:
         self._events.record_step(
             reply.thought_id, ThoughtEvent.AGENT_THOUGHT, usage=reply.usage, latency=reply.latency,
-            tool_input=tool_input, thought=reply.text, tool=tool_names, observation=observation,
-            prompt=reply.prompt,
+            tool_input=tool_input, thought=reply.text, tool=";".join(c.name for c in reply.calls),
+            observation=observation, prompt=reply.prompt,
         )
-        for index, (call, result) in enumerate(zip(reply.calls, results, strict=True)):
-            # Each call is its own step too, so the trace shows what every tool was given and gave back.
-            self._events.record_step(
-                self._events.new_id(), self._tools.event_for(call.name), latency=took[index],
-                tool_input=dict(call.arguments), tool=call.name, observation=result.output,
-            )
-        return results, choice
 
     async def _publish_results(self, reply: StepReply, indices: Sequence[int], ran: dict[int, ToolResult]) -> None:
         for index in indices:

@@ -71,6 +71,6 @@ class RunTurnJob(JobHandler):
 
     async def _made(self, kind: JobKind, message: Message, config: AgentConfig) -> None:
         if kind is JobKind.TITLE:
-            await self._name(message, config.language)
+            await self._name(message, config)
         elif message.follow_ups is None and config.suggested_questions_after_answer:
             await self._suggest.after_turn(message, config)

@@ -2,7 +2,9 @@
 
 It runs off the request path, after the turn is saved (`application.chat_turn.after_turn`). The
 store writes the title only while the conversation has none and none was set by hand
-(`MessageStore.save_auto_title`), so a rename that comes first wins for good.
+(`MessageStore.save_auto_title`), so a rename that comes first wins for good. The title is
+written by the agent's own model (`AgentConfig.model`; `AgentConfig.upkeep_model` says why not
+its memory model).
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ from domain.memory import Exchange
 if TYPE_CHECKING:
     from application.ports.conversation_writers import Titler
     from application.ports.message_store import MessageStore
+    from application.ports.profile_work import OnProfile
     from application.ports.runtime import Clock
+    from domain.agent import AgentConfig
     from domain.conversation import Message
 
 log = logging.getLogger(__name__)
@@ -46,15 +50,16 @@ def clean_title(raw: str) -> str:
 
 
 class NameConversation:
-    def __init__(self, titler: Titler, store: MessageStore, clock: Clock) -> None:
+    def __init__(self, titler: OnProfile[Titler], store: MessageStore, clock: Clock) -> None:
         self._titler = titler
         self._store = store
         self._clock = clock
 
-    async def __call__(self, finished: Message, language: str) -> str | None:
-        """The title made from the finished turn and saved, or None when none was saved (the model
-        gave nothing usable, or the conversation got a title meanwhile). Raises `ModelError`."""
-        title = clean_title(await self._titler.title(Exchange.of(finished), language))
+    async def __call__(self, finished: Message, config: AgentConfig) -> str | None:
+        """The title made from the finished turn, in the language of the agent's `config`, and saved;
+        None when none was saved (the model gave nothing usable, or the conversation got a title
+        meanwhile). Raises `ModelError`."""
+        title = clean_title(await self._titler(config.model).title(Exchange.of(finished), config.language))
         if not title:
             log.warning("conversation %s: the title model gave nothing usable", finished.conversation_id)
             return None

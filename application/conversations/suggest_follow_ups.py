@@ -2,7 +2,8 @@
 
 Made off the request path after a turn of an agent with `suggested_questions_after_answer`
 (`application.chat_turn.after_turn`), and cached on the message; `GET
-/api/messages/{id}/suggested` answers the cached ones, or makes them then.
+/api/messages/{id}/suggested` answers the cached ones, or makes them then. They are written by the
+model of the config the message ran (`AgentConfig.model`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from application.ports.conversation_writers import FollowUpWriter
     from application.ports.message_configs import MessageConfigs
     from application.ports.message_store import MessageStore
+    from application.ports.profile_work import OnProfile
     from domain.agent import AgentConfig
     from domain.conversation import Message
     from domain.ids import MessageId
@@ -47,7 +49,7 @@ def clean_follow_ups(raw: Sequence[str]) -> tuple[str, ...]:
 
 
 class SuggestFollowUps:
-    def __init__(self, writer: FollowUpWriter, store: MessageStore, configs: MessageConfigs) -> None:
+    def __init__(self, writer: OnProfile[FollowUpWriter], store: MessageStore, configs: MessageConfigs) -> None:
         self._writer = writer
         self._store = store
         self._configs = configs
@@ -79,7 +81,7 @@ class SuggestFollowUps:
         return await self._made(message, config)
 
     async def _made(self, message: Message, config: AgentConfig) -> tuple[str, ...]:
-        raw = await self._writer.follow_ups(Exchange.of(message), config.language, MAX_FOLLOW_UPS)
+        raw = await self._writer(config.model).follow_ups(Exchange.of(message), config.language, MAX_FOLLOW_UPS)
         questions = clean_follow_ups(raw)
         await self._store.save_follow_ups(message.id, questions)
         return questions

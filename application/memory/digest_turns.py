@@ -6,7 +6,8 @@ after it, with the old summary and the entities known so far, go to the digester
 conversation's whole prompt); the entities are merged turn by turn, the new summary saved, then
 the cursor moves. Digesting the same turns twice changes nothing: the second finds none after the
 cursor and calls no model. A failed digest leaves the cursor where it was, so the next upkeep
-catches up. Entities extracted inline (before the turn's end) are not asked for again.
+catches up. Entities extracted inline (before the turn's end) are not asked for again. The digest
+runs on the agent's memory model (`AgentConfig.upkeep_model`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from application.ports.memory_models import MemoryDigester
     from application.ports.memory_store import UpkeepLedger
     from application.ports.message_store import MessageStore
+    from application.ports.profile_work import OnProfile
     from application.ports.runtime import Clock
     from domain.agent import AgentConfig
     from domain.conversation import Conversation, Message
@@ -35,7 +37,7 @@ class DigestTurns:
         self,
         store: MessageStore,
         ledger: UpkeepLedger,
-        digester: MemoryDigester,
+        digester: OnProfile[MemoryDigester],
         entities: ExtractEntities,
         clock: Clock,
         policy: MemoryPolicy,
@@ -74,9 +76,9 @@ class DigestTurns:
         """One digester call; the entities merged, and the new summary (None: not kept by this agent)."""
         limit = self._policy.summary if config.summary_enabled else None
         extract = config.entities_enabled and not self._policy.inline_entities
-        known = await self._entities.known(conversation.id) if extract else ()
+        known = await self._entities.known(pending[-1], config) if extract else ()
         request = DigestRequest(conversation.summary, known, tuple(Exchange.of(t) for t in pending), limit, extract)
-        digest = await self._digester.digest(request)
+        digest = await self._digester(config.upkeep_model).digest(request)
         text = None
         if limit is not None:
             text = limit.trim(digest.summary or "")

@@ -6,7 +6,8 @@ per `domain.user_memory`), the state of the task at hand to the conversation's e
 without user memory keeps every value in the conversation. The extraction's intent is kept too, as
 the conversation's entity of type `intent` (see domain.memory_entities).
 
-Malformed extraction output is dropped with a log line; the stored entities are untouched.
+Malformed extraction output is dropped with a log line; the stored entities are untouched. The
+extraction runs on the agent's memory model (`AgentConfig.upkeep_model`).
 """
 
 from __future__ import annotations
@@ -18,23 +19,25 @@ from domain.agents import EntryPoint
 from domain.entity_extraction import read_extraction, without_junk
 from domain.memory import Exchange, MemoryPolicy
 from domain.memory_entities import INTENT_TYPE, TASKLESS_INTENTS, Entity, EntityScope
-from domain.user_memory import holder_of
+from domain.user_memory import facts_for_prompt, holder_of
 
 if TYPE_CHECKING:
     from application.ports.memory_models import EntityExtractor
     from application.ports.memory_record import UserFacts
     from application.ports.memory_store import EntityMemory
+    from application.ports.profile_work import OnProfile
     from domain.agent import AgentConfig
     from domain.conversation import Message
     from domain.entity_extraction import ExtractedEntity
-    from domain.ids import ConversationId
+    from domain.user_memory import FactHolder
 
 log = logging.getLogger(__name__)
 
 
 class ExtractEntities:
     def __init__(
-        self, extractor: EntityExtractor, entities: EntityMemory, policy: MemoryPolicy, facts: UserFacts | None = None
+        self, extractor: OnProfile[EntityExtractor], entities: EntityMemory, policy: MemoryPolicy,
+        facts: UserFacts | None = None,
     ) -> None:
         self._extractor = extractor
         self._entities = entities
@@ -44,21 +47,25 @@ class ExtractEntities:
     async def __call__(self, finished: Message, config: AgentConfig) -> int:
         """Extract the exchange's entities and merge them into memory (the inline extraction of one
         turn); how many were kept."""
-        return await self.record(finished, await self._extractor.extract(Exchange.of(finished)), config)
+        extracted = await self._extractor(config.upkeep_model).extract(Exchange.of(finished))
+        return await self.record(finished, extracted, config)
 
-    async def known(self, conversation_id: ConversationId) -> tuple[tuple[str, str], ...]:
-        """The conversation's current entities as (type, value), for an upkeep to read."""
-        sheet = await self._entities.entity_sheet(conversation_id)
-        return tuple((e.type, e.value) for e in sheet.for_prompt(self._policy.entity_min_confidence))
+    async def known(self, finished: Message, config: AgentConfig) -> tuple[tuple[str, str], ...]:
+        """What the conversation's prompt knows, as (type, value), for an upkeep to read: its entities,
+        then the user's facts of the other types, so that a correction said in a later conversation
+        ("I'm a teacher now") can be given the type of the fact it corrects (`job`)."""
+        floor = self._policy.entity_min_confidence
+        sheet = await self._entities.entity_sheet(finished.conversation_id)
+        holder = self._holder(finished, config)
+        facts = (await self._facts.user_facts(holder)).for_prompt(floor) if self._facts and holder else ()
+        return tuple((e.type, e.value) for e in facts_for_prompt(sheet.for_prompt(floor), facts))
 
     async def record(self, finished: Message, payload: object, config: AgentConfig) -> int:
         """Merge the raw extraction of one turn into memory; how many were kept."""
         extraction = without_junk(read_extraction(payload), finished.query)
         for problem in extraction.problems:
             log.warning("entity extraction of message %s: dropped: %s", finished.id, problem)
-        # A debugger turn is the builder trying a draft: it never writes an end user's real facts.
-        debugging = finished.entry_point == EntryPoint.DEBUGGER.value
-        holder = holder_of(finished, config) if self._facts is not None and not debugging else None
+        holder = self._holder(finished, config)
         facts = [self._entity(e, finished) for e in extraction.entities if holder and e.scope is EntityScope.USER]
         entities = [self._entity(e, finished) for e in extraction.entities
                     if not holder or e.scope is not EntityScope.USER]
@@ -71,6 +78,12 @@ class ExtractEntities:
         if entities:
             await self._entities.record_entities(finished.conversation_id, entities, floor)
         return len(facts) + len(entities)
+
+    def _holder(self, finished: Message, config: AgentConfig) -> FactHolder | None:
+        """Whose user facts the turn reads and writes; None when there are none to write."""
+        # A debugger turn is the builder trying a draft: it never writes an end user's real facts.
+        debugging = finished.entry_point == EntryPoint.DEBUGGER.value
+        return holder_of(finished, config) if self._facts is not None and not debugging else None
 
     @staticmethod
     def _entity(found: ExtractedEntity, finished: Message) -> Entity:

@@ -3,7 +3,7 @@ memory upkeep job).
 
 It runs whenever the short-term store is over its threshold, so a failed fold is retried next
 time. Folding is a compare-and-set on the memory store, so two workers never archive a turn
-twice nor skip one.
+twice nor skip one. The entries are written by the agent's memory model (`AgentConfig.upkeep_model`).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from application.memory.short_term_memory import ShortTermMemory
     from application.ports.memory_models import Summarizer
     from application.ports.memory_store import MemoryStore
+    from application.ports.profile_work import OnProfile
     from application.ports.runtime import Clock
     from domain.agent import AgentConfig
     from domain.ids import ConversationId
@@ -32,7 +33,7 @@ class FoldArchive:
         self,
         short_term: ShortTermMemory,
         memory: MemoryStore,
-        summarizer: Summarizer,
+        summarizer: OnProfile[Summarizer],
         clock: Clock,
         policy: MemoryPolicy,
     ) -> None:
@@ -52,7 +53,8 @@ class FoldArchive:
                 break
             exchanges = exchanges_of(batch)
             # An empty summary (nothing but small talk) still folds the batch: the store must shrink.
-            text = policy.summary.trim(await self._summarizer.condense(exchanges, policy.summary))
+            summarizer = self._summarizer(config.upkeep_model)
+            text = policy.summary.trim(await summarizer.condense(exchanges, policy.summary))
             sources = tuple(e.message_id for e in exchanges)
             entry = ArchiveEntry(
                 ArchiveEntry.id_for(conversation_id, sources), conversation_id, text, sources, self._clock.now()

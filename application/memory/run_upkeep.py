@@ -99,6 +99,9 @@ class MemoryUpkeep:
             async with self._ledger.exclusive(conversation_id):
                 if pending is not None:
                     pending.closed = True  # a turn finishing from now on needs an upkeep of its own
+                    # The turns that joined while it waited for the lock are its own too: read from
+                    # further back, a digest of only the newest few would skip them (and their facts).
+                    config, newest, turns = pending.config, pending.turns[-1], len(pending.turns)
                 await self._jobs(config, newest, turns)
         except ApplicationError as failure:  # the lock or the upkeep state could not be had
             log.warning("memory upkeep of conversation %s skipped: %s", conversation_id, failure.message)

@@ -68,14 +68,17 @@ class ShortTermMemory:
         return await self._memory.restore_window(conversation_id, await self._from_record(conversation_id, config))
 
     async def remember(self, finished: Message, config: AgentConfig) -> None:
-        """Add a finished turn to the short-term store; only completed turns are history."""
+        """Add a finished turn to the short-term store; only completed turns are history, and not
+        those a review refused or replaced (`Message.is_history`), as the record's reads leave them out."""
         if not finished.is_completed_turn:
             return
         if finished.parent_message_id is not None:
             # A regeneration: its completion superseded the sibling the window holds, so the window
-            # is read again from the record, which now has the newest sibling only.
+            # is read again from the record, which now has the newest sibling only (if no review blocked it).
             window = await self._from_record(finished.conversation_id, config)
             await self._memory.save_window(finished.conversation_id, window)
+            return
+        if not finished.is_history:
             return
         # On a miss nothing is written: the next read rebuilds from the record, which holds this turn.
         await self._memory.append_to_window(finished.conversation_id, turn_pair(finished))

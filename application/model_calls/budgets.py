@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from application.errors import ApplicationError
 from domain.model_calls import Budget
+from domain.money import usd
 
 if TYPE_CHECKING:
     from application.ports.metrics import Metrics
@@ -85,7 +86,7 @@ class CheckBudgets:
         if spent >= limit:
             whose = "account" if scope == ACCOUNT else f"agent {agent_id!r}"
             raise BudgetExceeded(
-                f"The {period} budget of this {whose} is spent: {spent:.4f} of {limit:.4f} USD. "
+                f"The {period} budget of this {whose} is spent: {usd(spent)} of {usd(limit)} USD. "
                 f"Turns are refused until the {'day' if period == DAILY else 'month'} ends (UTC) "
                 "or the budget is raised."
             )

@@ -38,8 +38,9 @@ class EntityExtractor(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class DigestRequest:
-    """What one upkeep sends: the old summary, the entities known so far (type, value) and the
-    new exchanges, oldest first; `limit` None asks for no summary, `entities` False for none."""
+    """What one upkeep sends: the old summary, what the conversation's prompt knows so far (type,
+    value: its entities, then the user's facts) and the new exchanges, oldest first; `limit` None
+    asks for no summary, `entities` False for none."""
 
     summary: str
     known: tuple[tuple[str, str], ...]

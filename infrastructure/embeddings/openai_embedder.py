@@ -50,8 +50,8 @@ class OpenAIEmbedder(Embedder):
             extra: dict[str, Any] = {"dimensions": self._dimensions} if self._dimensions else {}
             try:
                 response = await self._client.embeddings.create(model=self._model, input=batch, **extra)
-            except openai.OpenAIError as error:
-                raise self._errors.translate(error) from error
+            except openai.OpenAIError as error:  # on the first batch, nothing was embedded: nothing to bill
+                raise self._errors.translate(error, before_answer=start == 0) from error
             ordered = sorted(response.data, key=lambda item: item.index)
             if len(ordered) != len(batch):
                 logger.warning("Embedding model %r at %s sent %d vectors for %d texts",

@@ -3,8 +3,9 @@
 It offers one tool, `update_memory`, whose JSON Schema holds what was asked for: `summary` (the
 rewritten rolling summary), `intent` and `entities` (the items of `record_entities`, each with the
 number of the exchange it comes from, `turn`). A model without native tool calls is asked for that
-JSON object as plain text. The call sends the old summary, the entities known so far and the new
-exchanges, never the conversation's whole prompt.
+JSON object as plain text. The call sends the old summary, the entities and user facts known so far
+(so that a correction gets the type of the fact it corrects) and the new exchanges, never the
+conversation's whole prompt.
 
 The entities come back split per exchange, raw (`intent` goes to the newest), for the upkeep to
 validate (`domain.entity_extraction.read_extraction`). A reply in prose is taken for the summary
@@ -38,8 +39,9 @@ SUMMARY_PART = (
 )
 ENTITIES_PART = (
     "`entities`: what each new exchange's user message states about the user or their request: " + ENTITY_RULES
-    + "Give each entity the number of the exchange it comes from (`turn`); the known entities are context: "
-    "repeat one only when a new message changes it. `intent`: what the user wants in the newest exchange. "
+    + "Give each entity the number of the exchange it comes from (`turn`); the known entities (the "
+    "conversation's and the user's facts) are context: repeat one only when a new message changes it, under "
+    "its known type. `intent`: what the user wants in the newest exchange. "
 )
 TOOL_ASK = f"Call the `{DIGEST_TOOL}` tool exactly once."
 JSON_ASK = "Answer with only a JSON object with these fields: {fields}."

@@ -4,27 +4,34 @@ It reads the user's message only and returns the same `{intent, entities}` shape
 extractor, each entity with its `scope` and `explicit` flag. Patterns (English, plus a few
 Chinese ones) → type (confidence), [scope]:
 
-- "my name is Ada", 我叫…, 我的名字是… → `name` (0.95); "call me Ada" → `name` (0.85);
-  "I'm Ada" (a capitalised word) → `name` (0.6: kept, below the prompt threshold) [user]
-- an e-mail address → `email` (0.98); a phone number (+33 6 12 34 56 78, 555-123-4567) → `phone` (0.9) [user]
-- "I live in / moved to / am moving to Lisbon", 我住在… → `city` (0.9), a time phrase after the city left
-  out ("I moved to Hangzhou last month / recently / in 2020" → Hangzhou); "I'm from Porto" → `hometown`
-  (0.85) [user]
-- "my <thing> is <value>" → `<thing>` (0.9), "our <thing> is <value>" → `<thing>` (0.85), 我的X是Y → `X`
-  (0.85), the Chinese type as written: "my favourite colour is teal" → `favourite_colour`, "my dog's name
-  is Rex" → `dog_name`, "my car is a Fiat" → `car`, "our wedding anniversary is on September 12" →
-  `wedding_anniversary` [user]; "my flight is at 9" → `flight`, and any task state [conversation]
-- 我最喜欢的X是Y → `favourite_X` (0.85) [user]
+- "my name is Ada (now)", "I changed my name to Ada", 我叫…, 我的名字是… → `name` (0.95); "call me Ada
+  (from now on)" → `name` (0.85); "I'm Ada" (a capitalised word) → `name` (0.6: below the prompt's
+  threshold) [user]
+- an e-mail address → `email` (0.98); a phone number (+33 6 12 34 56 78, 555-123-4567, 13800138000) →
+  `phone` (0.9) [user]
+- "I / we live in, (have just) moved to, relocated to Lisbon", "I'm based in Lisbon", "home for me is
+  Lisbon", 我(现在/已经)住在/搬到… → `city` (0.9, home 0.85), a time phrase after the city left out ("I
+  moved to Hangzhou last month / now / in 2020" → Hangzhou); "I'm from Porto" → `hometown` (0.85) [user]
+- "my <thing> is (now) <value>" → `<thing>` (0.9), "our <thing> is <value>" → `<thing>` (0.85), 我(现在)的X是Y,
+  X已经变成Y → `X` (0.85), an article before the value left out: "my favourite colour is teal" →
+  `favourite_colour`, "my dog's name is Rex" → `dog_name`, "my car is a Fiat" → `car` Fiat [user]; "my
+  flight is at 9" → `flight`, and any task state [conversation]
+- 我(现在)最喜欢的X是Y → `favourite_X` (0.85) [user]
+- a relation held by one person at a time: "Kenji is my (new) manager", "I have a new boss called Olga"
+  → `manager` / `boss` (0.85), also doctor, GP, dentist, partner, landlord, therapist [user]
 - today, tonight, tomorrow, the day after tomorrow, in 3 days, next Friday, on May 3, 2026-05-17,
   今天/明天/后天/大后天 → `date`, resolved against the message's day (a weekday: its next
   occurrence), e.g. "the day after tomorrow (2026-01-03)": 0.85 with a scheduling word (book,
   meeting, make it, for, on…), 0.6 without, 0.5 in a question [conversation]
 - "I like / love / enjoy X", 我喜欢… → `likes` (0.8); "I prefer X" → `preference` (0.85);
   "I hate / dislike / don't like X" → `dislikes` (0.8) [user]
-- "I'm vegan / vegetarian / pescatarian / gluten-free" → `diet` (0.9); "I'm allergic to X" → `allergy`
-  (0.9) [user]
-- "I'm 34 (years old)" → `age` (0.9); "I work as a nurse" → `job`, "I work at / for Acme" → `employer`
-  (0.85) [user]
+- "I'm / I eat vegan, vegetarian, pescatarian, gluten-free…", 我是素食者 → `diet` (0.9); "I'm no longer
+  vegetarian", "I'm not vegan anymore", 我不再是素食者了 → `diet` "no longer vegetarian" / 不再是素食者 (0.9);
+  "I'm allergic to X" → `allergy` (0.9); "I've switched to X" → `preference` (0.8) [user]
+- "I'm 34 (years old) (now)", "I (just) turned 35", 我(今年/刚满/已经)35岁 → `age` (0.9); "I work as / I'm
+  working as a nurse", "I'm (now) a nurse" (a known job), 我是一名…, 换工作了，现在是… → `job`; "I work at /
+  for Acme", "I've joined Acme", 我在…工作, 跳槽到… → `employer` (0.85); "I drive a Fiat Panda", "I sold my
+  car and bought a Fiat", 换车了，现在开… → `car` (0.85) [user]
 - "I play (the) cello / tennis" → `plays` (0.85); "I'm learning / studying Japanese" → `learning` (0.85);
   "I support (the) Benfica" (a capitalised name) → `supports` (0.85), "I'm a (big) fan of X" → `supports`
   (0.8); "I'm saving (up) for X" → `saving_for` (0.8): the instrument, sport, subject or fan's thing is
@@ -44,8 +51,12 @@ it is `user`, unless it is task state by the table's TASK_NOUNS (booking, flight
 words) and false for the guesses below it: a bare "I'm Ada", a date without a scheduling word, a date
 in a question.
 
-A negated statement yields nothing: a negated value ("my car is not red", 我的车不是红色的) or a
-negation earlier in the clause ("I don't think my car is red", "I never had a cat called Miso").
+Memory keys each type as its fact's slot (`domain.fact_slots`: `boss` is `manager`, 车 is `car`), and
+drops a change's words around a user fact's value ("green now" is green, "called Carla" is Carla).
+
+A negated statement yields nothing (but a diet no longer kept, above): a negated value ("my car is
+not red", 我的车不是红色的) or a negation earlier in the clause ("I don't think my car is red", "I never
+had a cat called Miso").
 
 Intent: `ask` (a question), `correct` ("actually", "change it", "make it", "instead"), `task`,
 `inform` (entities found), `small_talk`, else `chat`.
@@ -60,7 +71,16 @@ from typing import TYPE_CHECKING, Any
 
 from application.ports.memory_models import EntityExtractor
 from domain.entity_extraction import default_scope
-from infrastructure.memory.entity_patterns import EMAIL, MONTHS, MY_THING, PATTERNS, PHONE, WEEKDAYS, word_alternatives
+from infrastructure.memory.entity_patterns import (
+    EMAIL,
+    MONTHS,
+    MY_THING,
+    PATTERNS,
+    PHONE,
+    RETRACTIONS,
+    WEEKDAYS,
+    word_alternatives,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -71,6 +91,9 @@ _PRONOUNS = {"it", "that", "this", "them", "you", "him", "her", "those", "these"
 _NOT_SUBJECTS = {"point", "question", "problem", "bad", "guess", "pleasure", "turn", "fault", "answer",
                  "opinion", "idea", "issue", "concern", "god", "goodness", "gosh", "mistake", "take"}
 
+_HAN = re.compile(r"[\u3400-\u9fff]")
+_ARTICLE = re.compile(r"^an? (?=\S)")  # "my car is a Fiat" → Fiat (lower case: "A Fine Balance" stays)
+_CHANGED = re.compile(r"^(?:new|current|old) ")  # "my new number is…" is the number's statement
 _SPECIAL_SUBJECTS = {"name", "email", "e-mail", "email address", "e-mail address", "phone", "phone number",
                      "number", "mobile", "mobile number"}
 
@@ -155,7 +178,8 @@ def _date_matches(lower: str, today: date) -> Iterator[tuple[str, date]]:
 
 
 def _clean(value: str) -> str:
-    return " ".join(value.strip(" \t\"'“”‘’").split()).rstrip(".,;:!?")
+    plain = " ".join(value.strip(" \t\"'“”‘’").split()).rstrip(".,;:!?")
+    return plain[:-1] if len(plain) > 1 and plain.endswith("了") and _HAN.match(plain[-2]) else plain  # 搬到杭州了
 
 
 def _thing_type(subject: str) -> str:
@@ -176,14 +200,20 @@ def _my_things(sentence: str) -> list[Found]:
     """ "my X is Y" (0.9) and "our X is Y" (0.85) → type X, value Y."""
     found: list[Found] = []
     for match in MY_THING.finditer(sentence):
-        owner, subject, value = match.group(1).casefold(), match.group(2), _clean(match.group(3))
+        owner, subject, value = match.group(1).casefold(), match.group(2), _ARTICLE.sub("", _clean(match.group(3)))
         if subject.split()[-1].casefold() in _NOT_SUBJECTS or _negated(value) or value.casefold() in _PRONOUNS:
             continue
-        if subject.casefold() in _SPECIAL_SUBJECTS or _denied(sentence, match.start()):
-            continue  # their own patterns have the special ones
+        if _CHANGED.sub("", subject.casefold()) in _SPECIAL_SUBJECTS or _denied(sentence, match.start()):
+            continue  # their own patterns have the special ones ("my new number is…" too)
         if value and len(value.split()) <= 12:
             found.append((_thing_type(subject), value, 0.9 if owner == "my" else 0.85))
     return found
+
+
+def _retractions(sentence: str) -> list[Found]:
+    """A diet the user no longer keeps: "no longer <diet>" (RETRACTIONS), negated by design."""
+    return [(kind, prefix + match.group(1).casefold(), 0.9)
+            for pattern, kind, prefix in RETRACTIONS for match in pattern.finditer(sentence)]
 
 
 def _table_entities(sentence: str) -> list[Found]:
@@ -217,7 +247,7 @@ def sentence_entities(sentence: str, today: date) -> list[Found]:
         for phone in PHONE.findall(sentence):
             found.append(("phone", " ".join(phone.split()), 0.9))
     mine = _my_things(sentence)
-    found += mine + _table_entities(sentence)
+    found += mine + _table_entities(sentence) + _retractions(sentence)
     covered = " ".join(value for _, value, _ in mine).casefold()
     for phrase, when in _dates(sentence, today):
         if phrase.casefold() not in covered:

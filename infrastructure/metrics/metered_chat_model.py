@@ -3,8 +3,9 @@ ChatModel, ChatModels and Embedder ports, each bound to the purpose and profile 
 
 A call's tokens are those the server reported; a call that ended without them (cut short, or a
 server that reports none) is counted here the way the turn counts it (`AgentLoop._estimate`), so a
-message's usage and the metrics agree. An embedding call counts as a call; its tokens are not known
-through the Embedder port.
+message's usage and the metrics agree. A call that never reached a model (`ModelNotReached`: refused,
+unreachable, an HTTP error, a timeout before any of the answer) spent nothing and counts 0 tokens. An
+embedding call counts as a call; its tokens are not known through the Embedder port.
 
 With a `recorder`, each call also goes into the model-call ledger (application/model_calls), priced
 by the profile's `price`: a call without server usage is priced on its local counts (`estimated`),
@@ -21,10 +22,12 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from application.chat_turn.agent_loop import prompt_snapshot
+from application.errors import ModelNotReached
 from application.ports.chat_model import ChatModel, ModelChunk
 from application.ports.chat_models import ChatModels, ModelProfile
 from application.ports.embedder import Embedder
 from application.ports.metrics import Metrics, ModelOutcome, ModelPurpose
+from domain.messages import Usage
 from infrastructure.models.provider_config import FREE, TokenPrice
 
 if TYPE_CHECKING:
@@ -33,8 +36,10 @@ if TYPE_CHECKING:
     from application.model_calls.record_model_calls import RecordModelCalls
     from application.ports.runtime import Tokenizer
     from domain.agent import ModelCapabilities, ModelParams
-    from domain.messages import Msg, Usage
+    from domain.messages import Msg
     from domain.tools import ToolSpec
+
+NOTHING = Usage()  # what a call that never reached a model spent
 
 
 class MeteredChatModel(ChatModel):
@@ -77,6 +82,9 @@ class MeteredChatModel(ChatModel):
                 yield ModelChunk(usage=usage)
         except (GeneratorExit, asyncio.CancelledError):  # the caller stopped reading, or was cancelled
             outcome = ModelOutcome.CANCELLED
+            raise
+        except ModelNotReached:
+            usage = NOTHING
             raise
         finally:
             spent = usage or self._estimate(messages, "".join(parts))
@@ -142,6 +150,7 @@ class MeteredEmbedder(Embedder):
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         outcome = ModelOutcome.ERROR
         started = time.monotonic()
+        reached = True
         try:
             vectors = await self._embedder.embed(texts)
             outcome = ModelOutcome.OK
@@ -149,12 +158,15 @@ class MeteredEmbedder(Embedder):
         except asyncio.CancelledError:
             outcome = ModelOutcome.CANCELLED
             raise
+        except ModelNotReached:
+            reached = False
+            raise
         finally:
             self._metrics.model_call(ModelPurpose.EMBEDDINGS, self._profile, outcome, None)
             if self._recorder is not None:
                 self._recorder.record(
-                    ModelPurpose.EMBEDDINGS.value, self._profile, self.name, self._counted(texts),
-                    time.monotonic() - started, outcome.value,
+                    ModelPurpose.EMBEDDINGS.value, self._profile, self.name,
+                    self._counted(texts) if reached else NOTHING, time.monotonic() - started, outcome.value,
                 )
 
     def _counted(self, texts: Sequence[str]) -> Usage:

@@ -99,8 +99,8 @@ class AgentScopeChatModel(ChatModel):
                 to_agentscope(messages, names.wire), tools=openai_tools(tools, names) or None, tool_choice=choice,
                 **openai_sampling(params),
             )
-        except Exception as error:
-            raise self._errors.translate(error) from error
+        except Exception as error:  # AgentScope opens the response here: nothing of an answer came yet
+            raise self._errors.translate(error, before_answer=True) from error
 
     def _ending(self, final: ChatResponse | None, names: ToolNames) -> list[ModelChunk]:
         if final is None or final.finished_reason == INTERRUPTED:

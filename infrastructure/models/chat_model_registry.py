@@ -2,7 +2,7 @@
 
 The registry is the factory of the profiles' models: each one of MEMAGENT_MODELS is built on its first
 `get`, with the adapter of its provider, and kept. The `default` profile's model is not built here:
-it is the container's own `chat_model` (memory upkeep uses it too), which the container builds and
+it is the container's own `chat_model`, which the container builds and
 closes; the registry only hands it out. Building a model does no I/O (the adapters connect on first
 call), and the keys were read when the specs were built (`model_profiles.profile_specs`).
 """

@@ -11,7 +11,8 @@ than the requests themselves, and aiohttp parses HTTP in C.
 Retries are ours, not the SDK's: a call that fails before its first chunk (429, 5xx, a
 connection error or timeout) is tried again with jittered exponential backoff, honouring
 the server's Retry-After up to a cap; once a chunk is out, a failure is final, since the
-user has already seen part of an answer that a new call would not continue.
+user has already seen part of an answer that a new call would not continue. A call that fails
+before its first chunk reached no model (`ModelNotReached`): it is billed nothing.
 """
 
 from __future__ import annotations
@@ -135,8 +136,8 @@ class OpenAIChatModel(ChatModel):
             async for attempt in retrying:
                 with attempt:
                     return await self._open(request)
-        except _FAILURES as error:
-            raise self._errors.translate(error) from error
+        except _FAILURES as error:  # before the first chunk: nothing of an answer came
+            raise self._errors.translate(error, before_answer=True) from error
         raise AssertionError("unreachable: tenacity either returns or re-raises")
 
     async def _open(self, request: dict[str, Any]) -> _Upstream:

@@ -19,7 +19,7 @@ import aiohttp
 import httpx2
 import openai
 
-from application.errors import ModelError
+from application.errors import ModelError, ModelNotReached
 
 logger = logging.getLogger(__name__)
 
@@ -78,14 +78,17 @@ class ModelErrors:
     secret: str | None = field(default=None, repr=False)
     server: str = "model server"  # how clients are told which server failed
 
-    def translate(self, error: BaseException) -> ModelError:
-        """The plain `ModelError` for `error`; the details are logged here, once."""
+    def translate(self, error: BaseException, *, before_answer: bool = False) -> ModelError:
+        """The plain `ModelError` for `error`; the details are logged here, once. `before_answer`:
+        nothing of the answer had come yet, so a transport failure or an HTTP error means no model
+        ran (`ModelNotReached`, billed nothing); garbage on the wire still came from a server."""
         sentence = self.sentence(error)
         logger.warning(
             "Model %r at %s failed (timeout %g s): %s → %r",
             self.model, self.base_url or "the OpenAI API", self.timeout, self._scrub(details(error)), sentence,
         )
-        return ModelError(sentence)
+        unanswered = isinstance(error, openai.APIStatusError) or transport_failure(error) is not None
+        return ModelNotReached(sentence) if before_answer and unanswered else ModelError(sentence)
 
     def sentence(self, error: BaseException) -> str:
         """What a client is told: one of a few fixed sentences, by kind of failure."""

@@ -29,7 +29,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from domain.accounts import ApiKey, ApiKeyId
-from domain.conversation import Conversation, Message, MessageAgentThought, MessageStatus, Rating
+from domain.conversation import Conversation, Message, MessageAgentThought, MessageStatus, Rating, ReviewStage
 from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId, TaskId, ThoughtId
 from domain.messages import Usage
 
@@ -143,6 +143,7 @@ class MessageRow(Base):
     rating_note: Mapped[str] = mapped_column(Text, default="", server_default="")
     follow_ups: Mapped[list[str] | None] = mapped_column(OPTIONAL_JSON_DOC)
     first_token_latency: Mapped[float | None] = mapped_column(Double)
+    blocked_by: Mapped[str | None] = mapped_column(String(16))  # domain.conversation.ReviewStage
 
 
 class MessageAgentThoughtRow(Base):
@@ -226,6 +227,7 @@ def message_to_domain(row: MessageRow) -> Message:
         superseded=bool(row.superseded), rating=Rating(row.rating) if row.rating else None, rating_note=row.rating_note,
         follow_ups=tuple(row.follow_ups) if row.follow_ups is not None else None,
         first_token_latency=row.first_token_latency,
+        blocked_by=ReviewStage(row.blocked_by) if row.blocked_by else None,
     )
 
 
@@ -240,13 +242,13 @@ def message_outcome_values(message: Message) -> dict[str, Any]:
         "prompt": message.prompt, "prompt_tokens": message.usage.prompt_tokens,
         "completion_tokens": message.usage.completion_tokens, "total_price": message.usage.price,
         "latency": message.latency, "first_token_latency": message.first_token_latency,
-        "updated_at": utc(message.updated_at),
+        "blocked_by": message.blocked_by.value if message.blocked_by else None, "updated_at": utc(message.updated_at),
     }
 
 
 OUTCOME_COLUMNS = (
     "answer", "status", "error", "prompt", "prompt_tokens", "completion_tokens", "total_price", "latency",
-    "first_token_latency", "updated_at",
+    "first_token_latency", "blocked_by", "updated_at",
 )
 
 

@@ -170,10 +170,11 @@ class SqlAlchemyRecallIndex(RecallIndex):
 
     async def recent_turns(self, holder: FactHolder, limit: int) -> list[Message]:
         c, m = ConversationRow, MessageRow
-        # Completed as the domain's `Message.is_history` says: ended normally with a non-blank answer.
+        # History as the domain's `Message.is_history` says: ended normally with a non-blank answer,
+        # neither superseded by a regeneration nor blocked by a review.
         where = [c.owner == holder.owner, c.end_user == holder.end_user, c.deleted_at.is_(None),
                  c.is_debug.is_(False), m.status == MessageStatus.NORMAL.value, func.trim(m.answer, BLANK) != "",
-                 m.superseded.is_(False)]
+                 m.superseded.is_(False), m.blocked_by.is_(None)]
         if holder.agent_id is not None:
             where.append(m.app_id == holder.agent_id)
         newest_first = (m.created_at.desc(), m.seq.desc())  # seq: equal times in insertion order

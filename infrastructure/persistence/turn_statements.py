@@ -146,6 +146,7 @@ RECENT_TURNS = (
         # A blank answer is no answer (the domain's is_completed_turn); trim(x, chars) is both dialects'.
         func.trim(MESSAGES.c.answer, BLANK) != "",
         MESSAGES.c.superseded == false(),  # a regenerated answer replaced it
+        MESSAGES.c.blocked_by.is_(None),  # a review refused the query or replaced the answer
     )
     .order_by(MESSAGES.c.created_at.desc(), MESSAGES.c.seq.desc())
     .limit(bindparam("limit", type_=Integer))

@@ -4,7 +4,8 @@ ChatModels and Embedder ports, like the metered ones beside which the containers
 
 A call's span is a leaf (`Tracer.leaf_span`): the stream yields to the turn between chunks, and the
 turn's own spans must not become children of the model call. Its tokens are those the server
-reported, else counted locally (`estimated`), as the metrics count them.
+reported, else counted locally (`estimated`), as the metrics count them; a call that never reached a
+model (`ModelNotReached`) spent none.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from contextlib import aclosing
 from typing import TYPE_CHECKING
 
 from application.chat_turn.agent_loop import prompt_snapshot
+from application.errors import ModelNotReached
 from application.ports.chat_model import ChatModel, ModelChunk
 from application.ports.chat_models import ChatModels, ModelProfile
 from application.ports.embedder import Embedder
@@ -65,6 +67,9 @@ class TracedChatModel(ChatModel):
                         finish = chunk.finish_reason or finish
                         parts.append(chunk.text)
                         yield chunk
+            except ModelNotReached:  # no model ran: nothing spent, as the ledger says
+                usage = Usage()
+                raise
             finally:
                 _spent(span, usage or self._estimate(messages, "".join(parts)), finish)
 

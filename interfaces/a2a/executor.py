@@ -1,8 +1,10 @@
 """An A2A task is one memagent chat turn: started as `/api/chat` starts it, followed through the
 turn's own events, stopped by memagent's stop.
 
-The answer streams as one artifact (`answer`), a part per delta; when the turn ends, the artifact
-is replaced by the stored answer in one part, so that a client that only reads the finished task
+The answer streams as one artifact (`answer`), a part per delta; a step's text starts it afresh,
+since the text before it was that step's thought (domain.streaming). When the turn ends, the
+artifact is replaced by the stored answer in one part (the output review's preset response when it
+replaced the answer), so that a client that only reads the finished task
 gets it whole. The task ends `completed` (agent_end), `canceled` (stop), or `failed` (error or
 timeout, with the turn's plain-sentence reason as its message). A turn that cannot start (a rate
 limit, a budget, an unknown conversation) fails its task with the refusal's message.
@@ -81,15 +83,15 @@ class TurnExecutor(AgentExecutor):
     async def _relay(self, turn: TaskId, updater: TaskUpdater) -> AgentThought | None:
         """Streams the answer's deltas as the artifact's parts; the terminal event (None: the events
         ended without one, as when the event store lost them)."""
-        sent = 0
+        shown = ""  # the step whose text the artifact holds
         async for logged in self._follow()(turn):
             if logged is None:
                 continue
             thought = logged.thought
             if thought.event is ThoughtEvent.AGENT_MESSAGE and thought.answer:
                 await updater.add_artifact([new_text_part(thought.answer)], artifact_id=ANSWER, name=ANSWER,
-                                           append=sent > 0, last_chunk=False)
-                sent += 1
+                                           append=shown == thought.id, last_chunk=False)
+                shown = thought.id
             if thought.event.is_terminal:
                 return thought
         return None

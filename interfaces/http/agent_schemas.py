@@ -19,6 +19,7 @@ Name = Annotated[UnicodeText, Field(min_length=1, max_length=MAX_NAME, pattern=r
 Description = Annotated[UnicodeText, Field(max_length=MAX_DESCRIPTION)]
 _TEXT = {"type": "string", "maxLength": MAX_TEXT, "pattern": NO_NUL}
 _FLAG = {"type": "boolean"}
+_PROFILE = {"type": "string", "minLength": 1, "maxLength": 64, "pattern": NO_NUL}  # a model profile's name
 _TEXTS = {"type": "array", "maxItems": MAX_ITEMS,
           "items": {"type": "string", "minLength": 1, "maxLength": MAX_ITEM, "pattern": SOME_TEXT}}
 
@@ -39,7 +40,7 @@ def _object(**properties: Any) -> dict[str, Any]:
 # holds the two together): the spec tells clients exactly what a config may hold.
 CONFIG_SCHEMA = _object(
     preset_prompt=_TEXT, language={"enum": ["en", "zh"]},
-    model={"type": "string", "minLength": 1, "maxLength": 64, "pattern": NO_NUL},
+    model=_PROFILE,
     model_params=_object(
         temperature={"anyOf": [_number(0, 2), {"type": "null"}]},
         max_tokens={"anyOf": [_int(1, 1_000_000), {"type": "null"}]},
@@ -50,6 +51,7 @@ CONFIG_SCHEMA = _object(
     memory=_object(
         dialog_round=_int(0, 200), history_max_tokens=_int(0, 1_000_000), summary=_FLAG, entities=_FLAG,
         user_memory=_FLAG, user_scope={"type": "string", "enum": ["account", "agent"]},
+        model={"anyOf": [_PROFILE, {"type": "null"}]},  # null: the upkeep runs on `model`
     ),
     review=_object(input_keywords=_TEXTS, output_keywords=_TEXTS, response=_TEXT),
     opening_statement=_TEXT, suggested_questions=_TEXTS, suggested_questions_after_answer=_FLAG,

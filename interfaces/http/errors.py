@@ -29,6 +29,7 @@ from application.errors import (
     MemoryUnavailable,
     ModelError,
     ModelNotFound,
+    ModelNotReached,
     NotFound,
     NotPublished,
     PayloadTooLarge,
@@ -68,6 +69,7 @@ STATUS: dict[type[Exception], int] = {
     DomainError: 422,
     RateLimited: 429,
     ModelError: 503,
+    ModelNotReached: 503,
     InvalidOutput: 502,  # the model's answer, not the request: only a turn raises it (its `error` event)
     StoreUnavailable: 503,
     MemoryUnavailable: 503,

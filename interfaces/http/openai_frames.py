@@ -27,6 +27,7 @@ from fastapi.sse import KEEPALIVE_COMMENT, format_sse_event
 from application.errors import ApplicationError, InvalidOutput
 from domain.thoughts import AgentThought, ThoughtEvent
 from interfaces.http.openai_schemas import chunk_data, completion_data
+from interfaces.http.openai_text import AnswerText, TentativeHold
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, AsyncIterator
@@ -70,15 +71,19 @@ async def answer_events(
     events: AsyncGenerator[LoggedEvent | None], resumed: tuple[str, ...], pauses: list[AgentThought]
 ) -> AsyncGenerator[LoggedEvent | None]:
     """The events a request answers with: those after the pause for the calls `resumed` (none: all
-    of them), up to the one that ends the answer (`ends_answer`), which comes last. The pause it
+    of them), up to the one that ends the answer (`ends_answer`), which comes last, with a step's
+    text that may be its thought held until it is known (openai_text.TentativeHold). The pause it
     resumed is put in `pauses`. The turn's events are closed with this generator."""
-    waiting = bool(resumed)
+    waiting, hold = bool(resumed), TentativeHold()
     async with aclosing(events):
         async for logged in events:
-            if not waiting:
-                yield logged
-                if logged is not None and ends_answer(logged.thought):
-                    return
+            if logged is None and not waiting:
+                yield None
+            elif not waiting and logged is not None:
+                for taken in hold.take(logged):
+                    yield taken
+                    if ends_answer(taken.thought):
+                        return
             elif logged is not None and logged.thought.event is ThoughtEvent.CLIENT_TOOL_CALLS:
                 listed = tuple(call["id"] for call in logged.thought.tool_input.get("calls", ()))
                 if listed == resumed:
@@ -179,7 +184,7 @@ async def completion_chunks(
 ) -> AsyncIterator[bytes]:
     """`resumed`: the calls of the pause this request resumes (answer_events); `legacy`: a pause
     is a legacy `function_call`."""
-    created, message_id = int(time.time()), handle.message_id
+    created, message_id, text = int(time.time()), handle.message_id, AnswerText()
     yield _frame(chunk_data(message_id, model, created, {"role": "assistant", "content": ""}))
     end: AgentThought | None = None
     pauses: list[AgentThought] = []
@@ -191,8 +196,8 @@ async def completion_chunks(
                     continue
                 thought = logged.thought
                 if thought.event is ThoughtEvent.AGENT_MESSAGE:
-                    if thought.answer:
-                        yield _frame(chunk_data(message_id, model, created, {"content": thought.answer}))
+                    if delta := text.delta(thought):
+                        yield _frame(chunk_data(message_id, model, created, {"content": delta}))
                 elif ends_answer(thought):
                     end = thought
                 else:
@@ -202,6 +207,8 @@ async def completion_chunks(
                                 "code": failure.code}})
         yield DONE
         return
+    if replacement := text.replacement(end):
+        yield _frame(chunk_data(message_id, model, created, {"content": replacement}))
     for frame in _closing_frames(end, message_id, model, created, legacy):
         yield frame
     if include_usage:

@@ -29,6 +29,7 @@ from application.errors import ApplicationError
 from domain.conversation import MessageStatus
 from domain.thoughts import ThoughtEvent
 from interfaces.http.openai_frames import FAILED_STATUS, answer_events, ends_answer, tool_calls_of, usage_of
+from interfaces.http.openai_text import AnswerText
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, AsyncIterator
@@ -182,7 +183,7 @@ async def response_events(
     events: AsyncGenerator[LoggedEvent | None], shape: ResponseShape, resumed: tuple[str, ...] = ()
 ) -> AsyncIterator[bytes]:
     """`resumed`: the calls of the pause this request resumes (openai_frames.answer_events)."""
-    stream = _Stream(shape)
+    stream, text = _Stream(shape), AnswerText()
     yield stream.frame("response.created", response=shape.data(Ending("in_progress")))
     yield stream.frame("response.in_progress", response=shape.data(Ending("in_progress")))
     end: AgentThought | None = None
@@ -194,14 +195,13 @@ async def response_events(
                     yield KEEPALIVE_COMMENT
                     continue
                 thought = logged.thought
-                if thought.event is ThoughtEvent.AGENT_MESSAGE and thought.answer:
-                    for frame in stream.open():
+                if thought.event is ThoughtEvent.AGENT_MESSAGE and (delta := text.delta(thought)):
+                    for frame in _text_frames(stream, delta):
                         yield frame
-                    stream.parts.append(thought.answer)
-                    yield stream.frame("response.output_text.delta", output_index=0, item_id=shape.item_id,
-                                       content_index=0, delta=thought.answer, logprobs=[])
                 elif ends_answer(thought):
                     end = thought
+                    for frame in _text_frames(stream, text.replacement(end)):
+                        yield frame
     except ApplicationError as failure:
         yield stream.frame("error", code=failure.code, message=failure.message, param=None)
         return
@@ -210,6 +210,15 @@ async def response_events(
         _last_frames(stream, end, since))
     for frame in frames:
         yield frame
+
+
+def _text_frames(stream: _Stream, delta: str) -> list[bytes]:
+    """The output text's next delta (none for ""), after the item that holds it when it is the first."""
+    if not delta:
+        return []
+    stream.parts.append(delta)
+    return [*stream.open(), stream.frame("response.output_text.delta", output_index=0, item_id=stream.shape.item_id,
+                                         content_index=0, delta=delta, logprobs=[])]
 
 
 def _paused_frames(stream: _Stream, paused: AgentThought, since: AgentThought | None) -> list[bytes]:

@@ -111,7 +111,8 @@ class ChatBody(DebugChatBody):
 def frame_data(thought: AgentThought) -> dict[str, Any]:
     """The `data` of one SSE frame (docs/ARCHITECTURE.md §4); a terminal one adds the conversation's
     title (null while it has none), `agent_end` its `finish_reason` ("stop", "length" or
-    "content_filter"), and `error` the stable `code` of its failure (`model_error`, `invalid_output`…)."""
+    "content_filter"), `error` the stable `code` of its failure (`model_error`, `invalid_output`…),
+    and `agent_message` whether its text may turn out to be the step's thought (`tentative`)."""
     data: dict[str, Any] = {
         "id": thought.id,
         "task_id": thought.task_id,
@@ -134,6 +135,8 @@ def frame_data(thought: AgentThought) -> dict[str, Any]:
         data["finish_reason"] = thought.finish_reason
     if thought.event is ThoughtEvent.ERROR:
         data["code"] = thought.error_code or "internal_error"
+    if thought.event is ThoughtEvent.AGENT_MESSAGE:
+        data["tentative"] = thought.tentative
     return data
 
 

@@ -119,7 +119,7 @@ function liveTurn(id, latest) {
   }
   if (turn?.task_id === latest.task_id) return turn;
   return { task_id: latest.task_id, conversation_id: id, message_id: latest.id, last_id: "0", text: "",
-           query: latest.query, image_urls: latest.image_urls };
+           parts: [], query: latest.query, image_urls: latest.image_urls };
 }
 
 async function openConversation(id) {

@@ -9,7 +9,7 @@ const STORE = "memagent.turns";
 // A turn's ending event → the stored status of its message.
 const ENDED = { agent_end: "normal", stop: "stop", error: "error", timeout: "timeout" };
 const RETRIES = 3;  // cuts in a row, with no event between them, before giving up
-const RETRY_DELAY_MS = 500;
+const RETRY_DELAY_MS = 500;  // doubled after each cut in a row, so a struggling server is not pressed
 
 function saved() {
   try {
@@ -71,10 +71,12 @@ async function follow(response, turn, view, signal) {
         view.onStart(turn);
       }
       if (frame.id) Object.assign(turn, { last_id: frame.id, cuts: 0 });
-      if (frame.event === "agent_message" && data.answer) {
-        turn.text += data.answer;
-        view.onDelta(turn.text);
-      }
+      if (frame.event === "agent_message" && data.answer) shown(turn, view, add(turn.parts, data.id, data.answer));
+      // A step's text went out as it came; its `agent_thought` (the same id) says it was the step's
+      // reasoning, not the answer: it leaves the answer (the trace keeps it as the step's thought).
+      if (frame.event === "agent_thought") shown(turn, view, turn.parts.filter(([id]) => id !== data.id));
+      // The answer as stored: the output review's preset response when it replaced the text.
+      if (frame.event === "agent_end" && data.answer) shown(turn, view, [[data.id, data.answer]]);
       if (Object.hasOwn(ENDED, frame.event)) return end(turn, view, ENDED[frame.event], data);
       if (turn.conversation_id) keep(turn);
     }
@@ -83,6 +85,18 @@ async function follow(response, turn, view, signal) {
     if (!turn.task_id) throw failure;
   }
   return cut(turn);  // the connection ended before the turn did
+}
+
+// The answer's text by step, [id, text] in order.
+function add(parts, id, text) {
+  const last = parts[parts.length - 1];
+  return last?.[0] === id ? [...parts.slice(0, -1), [id, last[1] + text]] : [...parts, [id, text]];
+}
+
+function shown(turn, view, parts) {
+  turn.parts = parts;
+  turn.text = parts.map(([, text]) => text).join("\n\n");
+  view.onDelta(turn.text);
 }
 
 function cut(turn, reason) {
@@ -98,7 +112,7 @@ async function followToTheEnd(response, turn, view, signal) {
       throw new Error(`the connection keeps breaking off (${turn.reason || "no answer"}): the turn goes on `
                       + "on the server; reload the page to follow it");
     }
-    await new Promise((done) => setTimeout(done, RETRY_DELAY_MS * turn.cuts));
+    await new Promise((done) => setTimeout(done, RETRY_DELAY_MS * 2 ** (turn.cuts - 1)));
     response = await events(turn, signal);
     if (over(response)) return end(turn, view, "gone", {});
   }
@@ -126,7 +140,7 @@ async function open(path, body, turn, view, signal) {
 
 function newTurn(conversationId, query, imageUrls = []) {
   return { task_id: null, conversation_id: conversationId || null, message_id: null, last_id: "0", text: "",
-           query, image_urls: imageUrls };
+           parts: [], query, image_urls: imageUrls };
 }
 
 export function send(body, view, signal) {
@@ -146,6 +160,7 @@ export function regenerate(message, view, signal) {
 }
 
 export async function resume(turn, view, signal) {
+  turn.parts ||= turn.text ? [["", turn.text]] : [];  // saved before answers were kept by step
   view.onStart(turn);
   view.onDelta(turn.text);
   const response = await events(turn, signal);

@@ -257,8 +257,8 @@ async def run(settings: Settings, queries: list[str], asks: dict[int, Fact], che
     container = build_container(settings)
     if two_calls:  # today's upkeep before issue 21: a summary call and an entity call per turn
         memory = container.memory
-        memory.digester.override(providers.Singleton(
-            ComposedDigester, summarizer=memory.summarizer, extractor=memory.entity_extractor))
+        memory.digester.override(providers.Object(
+            lambda profile: ComposedDigester(memory.summarizer()(profile), memory.entity_extractor()(profile))))
     await start_backends(container, settings)
     try:
         return await play(container, settings, queries, asks, checkpoints)

@@ -42,6 +42,7 @@ from domain.conversation import Conversation, Message, MessageStatus
 from domain.ids import AppId, ConversationId, MessageId, OwnerId, TaskId
 from domain.memory import Exchange
 from domain.memory_archive import ArchiveEntry
+from infrastructure.models.model_profiles import DEFAULT
 from infrastructure.persistence.migrate import run_migrations
 from infrastructure.persistence.rows import conversation_from_domain, message_from_domain
 from interfaces.container import Container
@@ -93,7 +94,7 @@ async def seed_archived(container: Container, archived: int) -> ConversationId:
     entries = []
     for first in range(0, archived, batch):
         exchanges = [Exchange.of(m) for m in messages[first:first + batch]]
-        text = policy.summary.trim(await memory.summarizer().condense(exchanges, policy.summary))
+        text = policy.summary.trim(await memory.summarizer()(DEFAULT).condense(exchanges, policy.summary))
         sources = tuple(e.message_id for e in exchanges)
         at = exchanges[-1].at + timedelta(milliseconds=1)
         entries.append(ArchiveEntry(ArchiveEntry.id_for(conversation_id, sources), conversation_id, text, sources, at))

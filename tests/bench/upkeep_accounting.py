@@ -61,8 +61,8 @@ def purpose_of(body: dict[str, Any]) -> str:
 def split_digest(container: Container) -> None:
     """The upkeep's summary and entities as two calls (before issue 21), not one digest; before start."""
     memory = container.memory
-    memory.digester.override(providers.Singleton(
-        ComposedDigester, summarizer=memory.summarizer, extractor=memory.entity_extractor))
+    memory.digester.override(providers.Object(
+        lambda profile: ComposedDigester(memory.summarizer()(profile), memory.entity_extractor()(profile))))
 
 
 def _now(work: Coroutine[Any, Any, Any]) -> Any:

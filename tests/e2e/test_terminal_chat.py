@@ -208,7 +208,7 @@ def test_steps_show_the_memory_recall_the_tool_call_and_their_costs(service: Ser
         rows = {line.split()[1]: line for line in table.splitlines() if re.match(r"\s+\d+\s+\w", line)}
         assert list(rows) == ["long_term_memory_recall", "agent_thought", "agent_action", "agent_message"]
         assert re.search(r"calculator\s+\{\"expression\": \"2\+3\"\}.*\"result\": \"5\"", rows["agent_action"])
-        assert re.search(r"\s\d+\s+\$0\.000000\s+\d+\.\d\d s", rows["agent_message"])  # tokens, price, latency
+        assert re.search(r"\s\d+\s+\$0\.00\s+\d+\.\d\d s", rows["agent_message"])  # tokens, price, latency
 
 
 def test_ctrl_c_mid_turn_stops_it_on_the_server_and_keeps_the_partial_answer(

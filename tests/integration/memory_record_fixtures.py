@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from domain.conversation import Conversation, Message, MessageAgentThought, MessageStatus, TurnOutcome
+from domain.conversation import Conversation, Message, MessageAgentThought, MessageStatus, ReviewStage, TurnOutcome
 from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId, TaskId, ThoughtId
 from domain.memory_archive import ArchiveEntry
 from domain.memory_entities import Entity
@@ -100,10 +100,10 @@ class World:
 
     async def turn(self, conversation: Conversation, query: str, minute: int, *, new: bool = False,
                    status: MessageStatus = MessageStatus.NORMAL, answer: str = "Fine.",
-                   parent: Message | None = None, steps: int = 0) -> Message:
+                   parent: Message | None = None, steps: int = 0, blocked_by: ReviewStage | None = None) -> Message:
         """A turn opened and finished, with `steps` steps; a regeneration of `parent` when given."""
         message = await self.running_turn(conversation, query, minute, new=new, parent=parent)
-        done = message.finish(TurnOutcome(answer, status, Usage(3, 2), 0.5), at(minute))
+        done = message.finish(TurnOutcome(answer, status, Usage(3, 2), 0.5, blocked_by=blocked_by), at(minute))
         thoughts = [MessageAgentThought(ThoughtId(_id()), message.id, n, "agent_end", at(minute)) for n in range(steps)]
         await self.store.finish_message(done, thoughts)
         self.turns.setdefault(conversation.id, []).append(done)

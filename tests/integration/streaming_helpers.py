@@ -193,6 +193,14 @@ def same_events(frames: list[Frame]) -> list[tuple[int | None, str, Any]]:
 
 
 def answer_of(frames: list[Frame]) -> str:
+    """The answer's deltas joined, as a client that follows the protocol shows it: without the text
+    an `agent_thought` of the same id took for its step's thought."""
+    thoughts = {f.data["id"] for f in frames if f.event == "agent_thought"}
+    return "".join(f.data["answer"] for f in frames if f.event == "agent_message" and f.data["id"] not in thoughts)
+
+
+def streamed_text(frames: list[Frame]) -> str:
+    """Every text delta that left the server, thoughts included."""
     return "".join(f.data["answer"] for f in frames if f.event == "agent_message")
 
 

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from application.errors import ModelError
+from application.errors import ModelError, ModelNotReached
 from application.ports.chat_model import ModelChunk
 from domain.messages import Msg, Role, ToolResultBlock, ToolUseBlock, text_msg
 from domain.tools import ToolCall, ToolSpec
@@ -119,9 +119,11 @@ async def test_server_errors_are_retried_by_agentscope_then_a_model_error(
     server: ScriptedLLMServer, make: Factory
 ) -> None:
     server.enqueue(error(500, "down"), error(500, "still down"), text("never"))
-    with pytest.raises(ModelError, match=r"The model server failed to answer \(HTTP 500\); try again shortly\."):
+    failed_to_answer = r"The model server failed to answer \(HTTP 500\); try again shortly\."
+    with pytest.raises(ModelError, match=failed_to_answer) as failed:
         await collect(make())
     assert len(server.chat_requests) == 2  # max_retries=1
+    assert isinstance(failed.value, ModelNotReached)  # no model ran: billed nothing
 
 
 async def test_closing_the_stream_closes_the_connection(server: ScriptedLLMServer, make: Factory) -> None:

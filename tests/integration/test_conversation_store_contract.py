@@ -13,7 +13,7 @@ from sqlalchemy import text
 
 from application.errors import Conflict
 from application.ports.message_store import ConversationFilter, ListPosition
-from domain.conversation import Conversation, Message, MessageStatus, Rating, TurnOutcome
+from domain.conversation import Conversation, Message, MessageStatus, Rating, ReviewStage, TurnOutcome
 from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId, TaskId
 from domain.messages import Usage
 from domain.viewers import Viewer
@@ -66,7 +66,7 @@ def _id() -> str:
 async def chat(
     store: MessageStore, query: str, at: datetime, conversation: Conversation | None = None,
     *, owner: OwnerId = ALICE, user: EndUserId = ANN, agent: str = "helper", answer: str = "Fine.",
-    parent: Message | None = None, is_debug: bool = False,
+    parent: Message | None = None, is_debug: bool = False, blocked_by: ReviewStage | None = None,
 ) -> tuple[Conversation, Message]:
     """One finished turn: in a new conversation unless one is given."""
     new = conversation is None
@@ -80,7 +80,7 @@ async def chat(
         parent_message_id=parent.id if parent else None,
     )
     await store.open_turn(message, conversation if new else None)
-    done = message.finish(TurnOutcome(answer, MessageStatus.NORMAL, Usage(3, 2), 0.5), at)
+    done = message.finish(TurnOutcome(answer, MessageStatus.NORMAL, Usage(3, 2), 0.5, blocked_by=blocked_by), at)
     await store.finish_message(done, [])
     return conversation, done
 
@@ -242,6 +242,24 @@ async def test_a_completed_regeneration_supersedes_its_siblings_in_the_history(s
         (first.id, False, None), (old.id, True, None), (new.id, False, old.id),
     ]
     assert (await store.latest_message(conversation.id)) == everything[-1]
+
+
+async def test_exchanges_a_review_refused_or_replaced_stay_in_the_record_but_out_of_the_history(
+    store: MessageStore,
+) -> None:
+    conversation, kept = await chat(store, "I live in Lisbon.", T0)
+    _, refused = await chat(store, "forbidden?", T0 + timedelta(minutes=1), conversation, answer="Sorry.",
+                            blocked_by=ReviewStage.INPUT)
+    _, replaced = await chat(store, "the code?", T0 + timedelta(minutes=2), conversation, answer="Sorry.",
+                             blocked_by=ReviewStage.OUTPUT)
+
+    assert await store.recent_messages(conversation.id, 1) == [kept]  # the limit counts history only
+    tail = await store.conversation_tail(conversation.id, ALICE, 10)
+    assert tail is not None
+    assert tail[1] == [kept]
+    assert await store.list_messages(conversation.id, 0, 10) == [kept, refused, replaced]
+    assert [(await store.get_message(m.id, ALICE)) for m in (refused, replaced)] == [refused, replaced]
+    assert (refused.blocked_by, replaced.blocked_by) == (ReviewStage.INPUT, ReviewStage.OUTPUT)
 
 
 async def test_a_failed_regeneration_supersedes_nothing_and_the_next_one_replaces_both(

@@ -310,7 +310,8 @@ async def test_concurrent_upkeep_compactions_archive_each_turn_once_and_skip_non
     await store.restore_window(CONV, turns(*range(1, 12)))  # eleven turns, none archived yet
     policy = MemoryPolicy(compact_threshold=4, compact_batch=2)
     short_term = ShortTermMemory(record, store, WordTokenizer(), policy)
-    fold = FoldArchive(short_term, store, FakeSummarizer(), FakeClock(), policy)
+    summarizer = FakeSummarizer()
+    fold = FoldArchive(short_term, store, lambda _: summarizer, FakeClock(), policy)
     config = AgentConfig(AppId("default"))
     await asyncio.gather(*(fold(config, CONV) for _ in range(4)))
     archived = [s for e in await store.archive(CONV) for s in e.source_message_ids]

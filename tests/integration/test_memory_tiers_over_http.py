@@ -169,6 +169,11 @@ def test_the_tiers_work_through_the_service_and_the_memory_api(backend: Backend,
         if prefix is not None:  # memory lives in Redis, under the documented keys
             keys = redis.Redis.from_url(shared_redis_url(), decode_responses=True)
             try:
+                # The entity hash is a cache: the last turn's upkeep may have dropped it, and a read re-warms it.
+                deadline = time.monotonic() + 10
+                while keys.hget(f"{prefix}entity:{conversation}", "name") is None and time.monotonic() < deadline:
+                    client.get(f"/api/conversations/{conversation}/memory")
+                    time.sleep(0.05)
                 assert keys.hget(f"{prefix}entity:{conversation}", "name") is not None
                 assert keys.hlen(f"{prefix}archive:{conversation}") >= 1
                 assert keys.exists(f"{prefix}window:{conversation}")

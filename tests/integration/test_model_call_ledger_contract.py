@@ -158,7 +158,7 @@ async def test_a_budget_spent_refuses_with_a_readable_message_and_counts_warning
     await ledger.add([call(3, cost=0.4)])
     with pytest.raises(BudgetExceeded) as refused:
         await check("alice", "ada", Budget())
-    assert refused.value.message.startswith("The daily budget of this account is spent: 1.0000 of 1.0000 USD.")
+    assert refused.value.message.startswith("The daily budget of this account is spent: 1.00 of 1.00 USD.")
     assert metrics.of("budget_alert")[-1] == ("account_daily", "ada", "exceeded")
     await check("bob", "ada", Budget())  # another account's budget is its own
     with pytest.raises(BudgetExceeded, match="monthly budget of this agent 'ada'"):

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from application.errors import ModelError
+from application.errors import ModelError, ModelNotReached
 from application.ports.chat_model import ModelChunk
 from domain.messages import ImageBlock, Msg, Role, TextBlock, ToolResultBlock, ToolUseBlock
 from domain.tools import INVALID_ARGUMENTS_KEY, ToolCall, ToolSpec
@@ -171,6 +171,7 @@ async def test_retries_are_bounded_then_a_model_error_says_what_failed(
     with pytest.raises(ModelError) as failed:
         await collect(make(max_retries=2))
     assert len(server.chat_requests) == 3
+    assert isinstance(failed.value, ModelNotReached)  # an error answer ran no model: billed nothing
     assert failed.value.message == {
         429: "The model server is rate limiting requests (HTTP 429); try again shortly.",
         500: "The model server failed to answer (HTTP 500); try again shortly.",
@@ -203,10 +204,11 @@ async def test_a_stream_that_breaks_after_the_first_chunk_is_not_retried(
 ) -> None:
     server.enqueue(stall("Half an", seconds=30), text("a second answer"))
     seen: list[str] = []
-    with pytest.raises(ModelError, match=r"^The model server did not answer in time\.$"):
+    with pytest.raises(ModelError, match=r"^The model server did not answer in time\.$") as failed:
         await read_into(make(timeout=0.5), seen)
     assert seen == ["Half an"]
     assert len(server.chat_requests) == 1
+    assert not isinstance(failed.value, ModelNotReached)  # the model had started: billed for what it sent
 
 
 @pytest.mark.parametrize(("kind", "what"), [("not_json", "not JSON"), ("no_choices", "no choices")])
@@ -214,9 +216,10 @@ async def test_a_malformed_chunk_is_a_model_error(
     server: ScriptedLLMServer, make: Factory, kind: str, what: str
 ) -> None:
     server.enqueue(malformed(kind, "fine"), text("not asked for"))  # type: ignore[arg-type]
-    with pytest.raises(ModelError, match=what):
+    with pytest.raises(ModelError, match=what) as failed:
         await collect(make())
     assert len(server.chat_requests) == 1
+    assert not isinstance(failed.value, ModelNotReached)  # a server answered, if in garbage
 
 
 async def test_closing_the_stream_closes_the_connection(server: ScriptedLLMServer, make: Factory) -> None:

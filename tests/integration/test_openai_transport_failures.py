@@ -2,7 +2,8 @@
 
 Each kind of transport failure reads as its own plain sentence (a reset is not "could not be
 reached"), naming no address; the log line at the translation point names the server's URL and
-the exception chain.
+the exception chain. A failure before the answer's first chunk reached no model (`ModelNotReached`,
+billed nothing); one after it did.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from application.errors import ModelError
+from application.errors import ModelError, ModelNotReached
 from tests.integration.test_openai_chat_model import (  # noqa: F401  (fixtures are used by name)
     API_KEY,
     Factory,
@@ -71,6 +72,7 @@ async def test_a_connection_reset_is_reported_as_closed_not_as_unreachable_and_l
 
     assert failed.value.message == CLOSED
     assert seen == (["Half"] if after_first_chunk else [])
+    assert isinstance(failed.value, ModelNotReached) is not after_first_chunk
     [record] = [r.getMessage() for r in caplog.records if r.name == ERRORS_LOGGER]
     assert f"http://127.0.0.1:{port}/v1" in record
     assert "Connection reset by peer" in record or "ServerDisconnected" in record
@@ -84,6 +86,7 @@ async def test_an_unreachable_server_names_no_address_to_the_client_but_logs_it(
         await collect(model)
 
     assert not [word for word in ("127.0.0.1", ":1/", "http", "Error", API_KEY) if word in failed.value.message]
+    assert isinstance(failed.value, ModelNotReached)
     [record] = [r.getMessage() for r in caplog.records if r.name == ERRORS_LOGGER]
     assert "http://127.0.0.1:1/v1" in record
     assert "Connect" in record  # the exception chain: ClientConnectorError, ConnectionRefusedError…

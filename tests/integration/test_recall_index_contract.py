@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from domain.conversation import Conversation, MessageStatus
+from domain.conversation import Conversation, MessageStatus, ReviewStage
 from domain.ids import AppId, ConversationId, EndUserId, OwnerId
 from domain.user_memory import FactHolder, RecallItem, RecallKind, RecallScope
 from infrastructure.persistence.database import Database
@@ -186,6 +186,16 @@ async def test_recent_turns_are_the_holders_completed_current_turns_newest_first
     assert [(t.conversation_id, t.query) for t in await index.recent_turns(SHARED, 10)] == expected
     assert [t.query for t in await index.recent_turns(FactHolder(ALICE, ANN, HELPER), 10)] == ["again", "hello"]
     assert [t.query for t in await index.recent_turns(SHARED, 2)] == ["hello", "again"]
+
+
+async def test_recent_turns_leave_out_exchanges_a_review_refused_or_replaced(
+    index: SqlAlchemyRecallIndex, world: World
+) -> None:
+    helpers = await world.conversation(minute=1)
+    await world.turn(helpers, "forbidden recipe?", 2, answer="Sorry.", blocked_by=ReviewStage.INPUT)
+    await world.turn(helpers, "the launch code?", 3, answer="Sorry.", blocked_by=ReviewStage.OUTPUT)
+
+    assert [t.query for t in await index.recent_turns(SHARED, 10)] == ["hello"]
 
 
 async def test_recall_sees_every_change_made_since_its_matrix_was_read_even_by_another_process(

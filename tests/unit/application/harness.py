@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import partial
+from typing import TypeVar
 
 from application.agents.config_ran import ConfigRan
 from application.agents.resolve_config import ResolveConfig
@@ -40,6 +41,7 @@ from application.memory.schedule_upkeep import NoUpkeep, UpkeepScheduler
 from application.memory.short_term_memory import ShortTermMemory
 from application.ports.conversation_writers import FollowUpWriter, Titler
 from application.ports.jobs import JobHandler
+from application.ports.profile_work import OnProfile
 from application.tasks.follow_task import FollowTask, FollowTimes
 from domain.agent import AgentConfig
 from domain.ids import AppId, ConversationId, OwnerId, TaskId
@@ -76,6 +78,7 @@ from tests.fakes import (
 )
 
 OWNER = OwnerId("alice")
+T = TypeVar("T")
 
 
 @dataclass
@@ -119,6 +122,8 @@ class Harness:
     # Turns paused for their client's tools, and how long one waits for the results.
     client_tools: InProcessClientToolExchange = field(default_factory=InProcessClientToolExchange)
     client_tool_timeout: float = 5.0
+    # Which model profile each piece of model work asked for, in order: (the work, the profile).
+    profiles_asked: list[tuple[str, str]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.presence = InProcessTaskPresence(clock=self.time.monotonic)
@@ -128,9 +133,10 @@ class Harness:
         self.short_term, self.clock = short_term, clock
         cached = CachedEmbedder(self.embedder, InProcessEmbeddingCache())
         self.recall = MemoryRecall(self.memory, self.memory, cached, tokenizer, self.policy)
-        self.fold = FoldArchive(short_term, self.memory, self.summarizer, clock, self.policy)
-        extract = ExtractEntities(self.extractor, self.memory, self.policy)
-        digester = ComposedDigester(self.summarizer, self.extractor)
+        self.fold = FoldArchive(short_term, self.memory, self.on_profile("archive", self.summarizer), clock,
+                                self.policy)
+        extract = ExtractEntities(self.on_profile("entities", self.extractor), self.memory, self.policy)
+        digester = self.on_profile("digest", ComposedDigester(self.summarizer, self.extractor))
         self.upkeep = MemoryUpkeep(
             self.memory,
             extract,
@@ -140,7 +146,8 @@ class Harness:
         )
         self.scheduler = UpkeepScheduler(self.upkeep, self.spawner, clock)
         limits = self.limits
-        models = FakeChatModels(**{self.config.model: self.model})
+        # The turn's profile, and the memory's when the config names one: both are checked at a turn's start.
+        models = FakeChatModels(**{self.config.upkeep_model: self.model, self.config.model: self.model})
         parts = TurnParts(
             models=models,
             metrics=self.metrics,
@@ -154,8 +161,9 @@ class Harness:
             preparing=self.preparing,
         )
         self.agents = FakeAgentStore.publishing(self.config)
-        self.name_conversation = NameConversation(self.titler, self.store, clock)
-        self.suggest = SuggestFollowUps(self.follow_up_writer, self.store, ConfigRan(self.agents))
+        self.name_conversation = NameConversation(self.on_profile("title", self.titler), self.store, clock)
+        self.suggest = SuggestFollowUps(self.on_profile("follow_ups", self.follow_up_writer), self.store,
+                                        ConfigRan(self.agents))
         self.run_job = RunTurnJob(self.store, ConfigRan(self.agents), self.upkeep, self.name_conversation, self.suggest)
         self.jobs = InProcessJobQueue(self.job_handler or self.run_job, retries=2)
         if self.queued_jobs:
@@ -175,6 +183,13 @@ class Harness:
             self.store, resolve, launch, clock, ids, InputLimits(max_query_bytes=1024), self.quota
         )
         self.follow = FollowTask(self.tasks, self.log, self.presence, self.store, clock, FollowTimes(0.0, 30.0))
+
+    def on_profile(self, work: str, adapter: T) -> OnProfile[T]:
+        """`adapter` on every profile, each profile asked for recorded in `profiles_asked`."""
+        def on(profile: str, /) -> T:
+            self.profiles_asked.append((work, profile))
+            return adapter
+        return on
 
     async def turn(self, query: str, conversation_id: str | None = None) -> TurnHandle:
         """Start a turn and run it to its end."""

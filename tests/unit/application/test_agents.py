@@ -105,6 +105,17 @@ async def test_publishing_an_invalid_draft_lists_every_problem_and_nothing_new_i
         await kit.publish(fixed.id, ALICE)
 
 
+async def test_a_memory_model_not_configured_is_refused_at_publish_and_at_a_turn_of_the_draft() -> None:
+    kit = Kit()
+    made = await kit.create(ALICE, "Ada", config={"memory": {"model": "gone"}})
+    with pytest.raises(InvalidInput, match=r"memory.model: no model profile named 'gone' \(known: default, other\)"):
+        await kit.publish(made.id, ALICE)
+    with pytest.raises(Conflict, match="memory model profile 'gone' is not configured"):
+        await kit.resolve(made.id, ALICE, EntryPoint.DEBUGGER)
+    fixed = await kit.save(made.id, ALICE, 1, {"memory": {"model": "other"}})
+    assert (await kit.publish(fixed.id, ALICE)).version == 1
+
+
 async def test_unknown_fields_are_refused_naming_them() -> None:
     with pytest.raises(InvalidInput, match="colour: unknown field"):
         await Kit().create(ALICE, "Ada", config={"colour": "red"})

@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 from application.memory.schedule_upkeep import UpkeepScheduler
-from application.memory.upkeep_rule import UpkeepRule
+from application.memory.upkeep_rule import EVERY_TURN, UpkeepRule
 from domain.agent import AgentConfig
 from domain.conversation import Message
 from domain.errors import DomainError
@@ -128,6 +128,22 @@ async def test_flush_upkeeps_the_waiting_turns_now() -> None:
     upkeep.after_end(CONFIG, message)
     await flushed(upkeep, spawner)
     assert h.summarizer.updates == [("", [message.id])]
+
+
+async def test_every_turn_that_joins_an_upkeep_waiting_for_the_lock_is_digested() -> None:
+    h = world()
+    done = await turns(h, *(f"My favourite number is {n}." for n in range(8)))  # more than SUMMARY_CATCH_UP
+    upkeep, spawner = scheduler(h, EVERY_TURN)
+    async with h.memory.exclusive(done[0].conversation_id):  # another upkeep of the conversation runs
+        upkeep.after_end(CONFIG, done[0])
+        running = asyncio.ensure_future(spawner.run_all())
+        for _ in range(5):
+            await asyncio.sleep(0)  # the upkeep starts and waits for the lock
+        for message in done[1:]:
+            upkeep.after_end(CONFIG, message)
+        assert len(spawner.spawned) == 1, "the later turns joined the waiting upkeep"
+    await running
+    assert h.extractor.seen == [m.query for m in done], "none skipped, the first ones included"
 
 
 async def test_the_upkeep_of_a_fold_digests_the_turns_first() -> None:

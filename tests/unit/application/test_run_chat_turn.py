@@ -20,6 +20,7 @@ from domain.conversation import Message, MessageStatus
 from domain.ids import AppId, ConversationId, OwnerId
 from domain.messages import Role, ToolResultBlock, Usage
 from domain.review import KeywordReview
+from domain.thoughts import ThoughtEvent, streamed_answer
 from domain.tools import ToolCall
 from domain.viewers import Viewer
 from tests.fake_message_store import FakeMessageStore
@@ -508,7 +509,7 @@ async def test_following_a_finished_task_from_its_last_event_ends_at_once() -> N
     assert [e async for e in h.follow(handle.task_id, after=last)] == []
 
 
-async def test_with_thought_streaming_off_reasoning_before_a_tool_call_is_not_streamed() -> None:
+async def test_reasoning_before_a_tool_call_streams_at_once_and_its_thought_event_takes_it_out_of_the_answer() -> None:
     async def now(args: Mapping[str, Any]) -> str:
         return "noon"
 
@@ -517,9 +518,13 @@ async def test_with_thought_streaming_off_reasoning_before_a_tool_call_is_not_st
     config = AgentConfig(AppId("default"), tool_names=("now",), stream_thoughts=False)
     h = Harness(model, config, {"now": now})
     handle = await h.turn("time?")
-    streamed = [t.answer for t in (await h.thoughts(handle.task_id)) if t.event.value == "agent_message"]
-    assert "let me look" not in streamed
-    assert "".join(streamed) == "Hello"
+    events = await h.thoughts(handle.task_id)
+    [looked] = [t for t in events if t.answer == "let me look"]
+    assert looked.tentative  # it went out at once, marked as text that may be a thought
+    [thought] = [t for t in events if t.event is ThoughtEvent.AGENT_THOUGHT]
+    assert (thought.id, thought.thought) == (looked.id, "let me look")
+    assert streamed_answer(events) == "Hello"
+    assert h.store.messages[handle.message_id].answer == "Hello"
     assert h.store.steps[handle.message_id][1].thought == "let me look"
 
 

@@ -49,6 +49,15 @@ def waiting_harness(model: ScriptedModel | None = None, **kwargs: Any) -> Harnes
 # --- titles --------------------------------------------------------------------------------------
 
 
+async def test_the_title_and_the_questions_are_asked_of_the_agent_s_model_and_the_memory_of_its_memory_model() -> None:
+    config = AgentConfig(AppId("default"), model="private", memory_model="cheap",
+                         suggested_questions_after_answer=True)
+    h = waiting_harness(config=config, memory_tiers=True)
+    await h.turn(QUERY)
+    await h.scheduler.wait_idle()
+    assert sorted(set(h.profiles_asked)) == [("digest", "cheap"), ("follow_ups", "private"), ("title", "private")]
+
+
 async def test_the_first_completed_turn_names_its_conversation_after_the_first_words_of_the_query() -> None:
     h = waiting_harness()
     handle = await h.turn(QUERY)

@@ -68,6 +68,13 @@ async def test_the_jobs_run_from_the_record_make_the_summary_the_title_and_the_q
     assert h.store.messages[handle.message_id].follow_ups
 
 
+async def test_the_jobs_keep_the_memory_on_the_memory_model_and_title_and_ask_on_the_agent_s_model() -> None:
+    config = AgentConfig(AppId("default"), model="second", memory_model="cheap", suggested_questions_after_answer=True)
+    h = Harness(ScriptedModel([ANSWER]), config=config, memory_tiers=True, queued_jobs=True, title_wait=30.0)
+    await h.turn(QUERY)
+    assert sorted(set(h.profiles_asked)) == [("digest", "cheap"), ("follow_ups", "second"), ("title", "second")]
+
+
 async def test_a_job_run_twice_changes_nothing_the_first_run_did() -> None:
     h = queued()
     handle = await h.turn(QUERY)

@@ -42,7 +42,7 @@ async def extract(config: AgentConfig) -> tuple[FakeUserFacts, InProcessMemorySt
     query = "My name is Ada; book it for tomorrow."
     extractor = FakeEntityExtractor({query: extraction(("name", "Ada", "user"), ("date", "tomorrow", "conversation"),
                                                        intent="book")})
-    extract_entities = ExtractEntities(extractor, conversation, MemoryPolicy(), facts)
+    extract_entities = ExtractEntities(lambda _: extractor, conversation, MemoryPolicy(), facts)
     assert await extract_entities(turn(query), config) == 3
     return facts, conversation
 

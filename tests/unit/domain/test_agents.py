@@ -81,6 +81,22 @@ def test_a_bad_config_is_refused_with_every_problem_named_by_its_field() -> None
     ]
 
 
+def test_the_memory_runs_on_the_agent_s_model_unless_memory_model_names_another_profile() -> None:
+    own = config_from_dict(A, {"model": "private"})
+    assert (own.memory_model, own.upkeep_model, config_to_dict(own)["memory"]["model"]) == (None, "private", None)
+    cheap = config_from_dict(A, {"model": "private", "memory": {"model": "cheap"}})
+    assert (cheap.model, cheap.upkeep_model) == ("private", "cheap")
+    assert config_from_dict(A, config_to_dict(cheap)) == cheap
+    assert config_diff(own, cheap) == [("memory.model", None, "cheap")]
+
+
+@pytest.mark.parametrize("named", [42, "", "x" * 65, ["cheap"]])
+def test_a_memory_model_is_null_or_a_profile_name(named: object) -> None:
+    with pytest.raises(InvalidConfig) as refused:
+        config_from_dict(A, {"memory": {"model": named}})
+    assert refused.value.problems == ["memory.model: must be null or a profile name"]
+
+
 def test_the_diff_of_two_configs_lists_each_field_that_differs_with_both_values() -> None:
     before = AgentConfig(A)
     after = replace(before, preset_prompt="Be brief.", dialog_round=4)

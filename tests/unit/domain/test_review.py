@@ -52,3 +52,22 @@ def test_empty_text_never_hits() -> None:
 def test_a_review_has_a_preset_response() -> None:
     assert KeywordReview().preset_response
     assert KeywordReview(preset_response="No.").preset_response == "No."
+
+
+@pytest.mark.parametrize(("text", "held"), [
+    ("the launch co", 9),  # "launch co" may become "launch code"
+    ("the LAUNCH", 6),
+    ("the l", 1),
+    ("the plan", 0),  # nothing at its end begins a keyword: nothing waits
+    ("", 0),
+])
+def test_the_end_that_could_begin_a_keyword_is_held_and_never_more_than_the_longest_less_one(
+    text: str, held: int
+) -> None:
+    review = KeywordReview(keywords=("launch code", "code red"))
+    assert review.held(text) == held
+    assert review.held(text) <= review.longest - 1
+
+
+def test_without_keywords_nothing_is_held() -> None:
+    assert KeywordReview().held("the launch co") == 0

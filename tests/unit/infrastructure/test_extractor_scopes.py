@@ -67,8 +67,8 @@ async def test_direct_statements_of_lasting_facts_are_explicit_user_facts(query:
     ("query", "kind"),
     [("My car is a red Fiat Panda.", "car"), ("My coffee order is a flat white.", "coffee_order"),
      ("My gym class is on Thursday evenings.", "gym_class"), ("My blood type is O negative.", "blood_type"),
-     ("Our wedding anniversary is on September 12.", "wedding_anniversary"), ("我的车是红色的菲亚特。", "车"),
-     ("我最喜欢的城市是成都。", "favourite_城市"), ("I play the cello.", "plays"),
+     ("Our wedding anniversary is on September 12.", "wedding_anniversary"), ("我的车是红色的菲亚特。", "car"),
+     ("我最喜欢的城市是成都。", "favourite_city"), ("I play the cello.", "plays"),
      ("I'm learning Japanese.", "learning"), ("I support Benfica.", "supports"), ("I'm a fan of jazz.", "supports"),
      ("We have a cat called Miso.", "cat_name"), ("I'm saving up for a trip to Patagonia.", "saving_for")],
 )

@@ -81,3 +81,15 @@ async def test_the_offline_digester_is_the_extractive_summary_and_the_rule_based
     assert len(digest.extractions) == 2
     assert await ComposedDigester(ExtractiveSummarizer(), RuleBasedEntityExtractor()).digest(
         ask(summary=False, entities=False)) == type(digest)(None)
+
+
+async def test_the_digest_asks_that_a_correction_take_the_type_and_plain_value_of_the_fact_it_corrects() -> None:
+    model = ScriptedModel([[ModelChunk(tool_calls=(ToolCall("c1", DIGEST_TOOL, {"summary": "S."}),))]])
+    await LLMMemoryDigester(model).digest(ask())
+    instructions = model.calls[0][0][0].text
+    for words in ("now", "no longer", "just turned", "现在", "已经", "搬到", "不再"):
+        assert words in instructions, words
+    assert "reuse the type the known facts give it" in instructions
+    assert "(manager, partner, doctor) is one type" in instructions
+    assert '"no longer <old value>"' in instructions
+    assert "without the words of its change" in instructions

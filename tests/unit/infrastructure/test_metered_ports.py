@@ -4,23 +4,28 @@ way a call ends, and that the call itself is passed through unchanged."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from contextlib import aclosing
+from dataclasses import replace
 from datetime import datetime
 
 import pytest
 
 from application.chat_turn.agent_loop import prompt_snapshot
-from application.errors import ModelError
+from application.errors import ModelError, ModelNotReached
+from application.model_calls.record_model_calls import RecordModelCalls
 from application.ports.chat_model import ModelChunk
 from application.ports.metrics import ModelOutcome, ModelPurpose
 from domain.ids import ConversationId, MessageId, TaskId, ThoughtId
 from domain.messages import Msg, Role, TextBlock, Usage
+from domain.model_calls import ModelCall, PurposeUsage
 from domain.thoughts import AgentThought, ThoughtEvent
 from infrastructure.events.inprocess_event_log import InProcessEventLog
 from infrastructure.metrics.inprocess_metrics import InProcessMetrics
 from infrastructure.metrics.metered_chat_model import MeteredChatModel, MeteredChatModels, MeteredEmbedder
 from infrastructure.metrics.metered_event_log import MeteredEventLog
-from tests.fakes import FakeChatModels, FakeEmbedder, ScriptedModel, WordTokenizer
+from infrastructure.models.provider_config import TokenPrice
+from tests.fakes import FakeChatModels, FakeClock, FakeEmbedder, ScriptedModel, SequentialIds, WordTokenizer
 
 MESSAGES = [Msg("m1", "user", Role.USER, (TextBlock("tell me a story"),), datetime(2026, 1, 1).astimezone())]
 REPORTED = Usage(12, 3, 0.25)
@@ -123,3 +128,69 @@ async def test_each_append_of_events_is_timed_and_the_log_is_the_one_behind_it()
     timings = metrics.of("event_appended")
     assert len(timings) == 2
     assert all(isinstance(seconds, float) and seconds >= 0 for (seconds,) in timings)
+
+
+class ListLedger:
+    """The ledger's writes, kept in a list (what `RecordModelCalls` hands it)."""
+
+    def __init__(self) -> None:
+        self.calls: list[ModelCall] = []
+
+    async def add(self, calls: Sequence[ModelCall]) -> None:
+        self.calls.extend(calls)
+
+    async def conversation_usage(self, conversation_id: str) -> list[PurposeUsage]:
+        return []
+
+    async def spent(self, owner: str, since: datetime, agent_id: str | None = None) -> float:
+        return sum(c.usage.price for c in self.calls)
+
+
+def recording() -> tuple[RecordModelCalls, ListLedger]:
+    ledger = ListLedger()
+    return RecordModelCalls(ledger, FakeClock(), SequentialIds()), ledger
+
+
+async def test_a_call_that_never_reached_a_model_costs_nothing_in_the_metrics_and_the_ledger() -> None:
+    def refused(*_: object) -> list[ModelChunk]:
+        raise ModelNotReached("The model server could not be reached.")
+
+    metrics, (recorder, ledger) = InProcessMetrics(), recording()
+    model = MeteredChatModel(ScriptedModel([refused]), metrics, ModelPurpose.CHAT, "default", WordTokenizer(),
+                             recorder=recorder, price=TokenPrice(1.0, 4.0))
+    with pytest.raises(ModelNotReached):
+        [c async for c in model.stream(MESSAGES, [])]
+    await recorder.flush()
+    assert metrics.of("model_call") == [(ModelPurpose.CHAT, "default", ModelOutcome.ERROR, Usage())]
+    assert [(c.usage, c.status) for c in ledger.calls] == [(Usage(), "error")]
+
+
+async def test_a_call_cut_after_some_output_is_billed_for_what_was_sent_and_received_as_an_estimate() -> None:
+    async def cut(index: int) -> None:
+        if index == 1:
+            raise ModelError("The model server closed the connection before the answer was complete.")
+
+    streamed = ScriptedModel([[ModelChunk(text="one two"), ModelChunk(text=" never")]])
+    streamed.on_chunk = cut
+    (recorder, ledger), price = recording(), TokenPrice(1.0, 4.0)
+    model = MeteredChatModel(streamed, InProcessMetrics(), ModelPurpose.CHAT, "default", WordTokenizer(),
+                             recorder=recorder, price=price)
+    with pytest.raises(ModelError):
+        [c async for c in model.stream(MESSAGES, [])]
+    await recorder.flush()
+    prompt = WordTokenizer().count(prompt_snapshot(MESSAGES))
+    assert [c.usage for c in ledger.calls] == [replace(price.usage(prompt, 2), estimated=True)]
+
+
+async def test_an_embedding_call_that_never_reached_its_model_costs_nothing_in_the_ledger() -> None:
+    class Unreachable(FakeEmbedder):
+        async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+            raise ModelNotReached("The embedding server could not be reached.")
+
+    recorder, ledger = recording()
+    embedder = MeteredEmbedder(Unreachable(), InProcessMetrics(), "openai", recorder=recorder,
+                               tokenizer=WordTokenizer(), price=TokenPrice(0.02, 0.0))
+    with pytest.raises(ModelNotReached):
+        await embedder.embed(["a long text to embed"])
+    await recorder.flush()
+    assert [c.usage for c in ledger.calls] == [Usage()]

@@ -6,7 +6,7 @@ import pytest
 
 from interfaces.cli_chat_client import Frame, parse_frames, url_problem
 from interfaces.cli_chat_turn import HeldInterrupt
-from interfaces.cli_chat_view import clean, shorten
+from interfaces.cli_chat_view import clean, costs, shorten
 
 
 def test_frames_are_parsed_as_memagent_writes_them_with_pings_skipped() -> None:
@@ -53,6 +53,12 @@ def test_shorten_keeps_one_line_and_marks_the_cut() -> None:
     short = shorten({"q": "x" * 100}, 20)
     assert (short, len(short)) == ('{"q": "' + "x" * 12 + "…", 20)
     assert shorten("two\nlines") == "two lines"
+
+
+def test_a_turns_cost_keeps_its_significant_digits_however_small() -> None:
+    cheap = {"total_token_count": 12, "total_price": 0.0000000385, "latency": 0.4, "tokens_estimated": True}
+    assert costs(cheap) == "~12 tokens · $0.0000000385 · 0.40 s"  # was $0.000000: it read as free
+    assert costs({"total_token_count": 3000, "total_price": 0.0123456}) == "3000 tokens · $0.01235 · 0.00 s"
 
 
 def test_ctrl_c_before_the_task_is_known_is_held_until_it_is() -> None:
