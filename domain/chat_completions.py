@@ -19,7 +19,14 @@ import hashlib
 import re
 from dataclasses import dataclass, replace
 
-from domain.client_tools import ClientCall, ClientToolResult, EarlierRound, is_ours, legacy_call_id
+from domain.client_tools import (
+    ClientCall,
+    ClientToolResult,
+    EarlierRound,
+    is_ours,
+    legacy_call_id,
+    legacy_context,
+)
 from domain.errors import DomainError
 from domain.text import text_problem
 
@@ -114,7 +121,7 @@ def read_completion(messages: tuple[CompletionMessage, ...]) -> CompletionTurn:
     system = JOIN.join(m.text.strip() for m in messages
                        if m.role in (CompletionRole.SYSTEM, CompletionRole.DEVELOPER) and m.text.strip())
     asked_at = max((i for i, m in enumerate(messages) if m.role is CompletionRole.USER), default=len(messages))
-    messages = _named_legacy(messages, asked_at)
+    messages = _named_legacy(messages, asked_at, system)
     results = _results(messages)
     if results and all(is_ours(r.call_id) for r in results):
         return CompletionTurn("", (), system, (), results)
@@ -136,19 +143,23 @@ def _spoken(messages: tuple[CompletionMessage, ...]) -> list[CompletionMessage]:
     return [m for m in messages if m.role in (CompletionRole.USER, CompletionRole.ASSISTANT) and not m.inside_a_turn]
 
 
-def _named_legacy(messages: tuple[CompletionMessage, ...], asked_at: int) -> tuple[CompletionMessage, ...]:
+def _named_legacy(
+    messages: tuple[CompletionMessage, ...], asked_at: int, system: str
+) -> tuple[CompletionMessage, ...]:
     """Legacy `function_call`s after the question, and the `function` messages answering them, with
-    the ids memagent gave those calls (legacy_call_id: from the question and the call's place)."""
+    the ids memagent gave those calls (legacy_call_id: from the history, system text and question
+    the request brought, and the call's place)."""
     if not any(m.calls and not m.calls[0].id for m in messages[asked_at + 1 :]):
         return messages
     spoken = _spoken(messages[: asked_at + 1])
     last_answer = max((i for i, m in enumerate(spoken) if m.role is CompletionRole.ASSISTANT), default=-1)
+    context = legacy_context(fingerprint_of(_pairs(spoken[: last_answer + 1])), system)
     question, handed, named = _asked(spoken[last_answer + 1 :]), 0, list(messages[: asked_at + 1])
     call_id = ""
     for message in messages[asked_at + 1 :]:
         if message.calls and not message.calls[0].id:
             call = message.calls[0]
-            call_id = legacy_call_id(question, handed, call.name, call.parsed_arguments())
+            call_id = legacy_call_id(context, question, handed, call.name, call.parsed_arguments())
             handed += 1
             message = replace(message, calls=(replace(call, id=call_id),))
         elif message.role is CompletionRole.TOOL and not message.call_id:

@@ -11,8 +11,9 @@ own calls resumes a turn; a history whose calls memagent never made (a client's 
 conversation from elsewhere) is part of a new turn's question instead (`EarlierRound`).
 
 The legacy `functions` API (`ClientTools.legacy`) hands over one call per step and no id: the
-client sends back the call's name and arguments. Its call is named by what the client asked, so
-the resuming request names it again (`legacy_call_id`).
+client sends back the call's name and arguments. Its call is named by what the client asked (the
+history it brought, its system text, its question), so the resuming request names it again
+(`legacy_call_id`).
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ class ClientTools:
     specs: tuple[ToolSpec, ...]
     choice: ToolChoice = AUTO
     legacy: bool = False  # offered as legacy `functions`: one call per step, named by legacy_call_id
+    context: str = ""  # legacy: what the request brought besides its question (legacy_context)
 
     def __post_init__(self) -> None:
         names = [spec.name for spec in self.specs]
@@ -121,12 +123,19 @@ def client_call_id(unique_hex: str) -> str:
     return f"call_{unique_hex}"
 
 
-def legacy_call_id(question: str, round_: int, name: str, arguments: Mapping[str, Any]) -> str:
-    """The id of a legacy `functions` call: from the turn's question, how many calls the client was
-    handed before it in that turn, and the call itself. Identical requests make identical ids; each
-    of their pauses is resumed once."""
+def legacy_context(fingerprint: str, system: str) -> str:
+    """What a legacy request brought besides its question: its history's fingerprint
+    (domain.chat_completions) and its system text, so that only a request continuing that very
+    exchange names its calls alike."""
+    return hashlib.sha256("\x1f".join((fingerprint, " ".join(system.split()))).encode("utf-8")).hexdigest()
+
+
+def legacy_call_id(context: str, question: str, round_: int, name: str, arguments: Mapping[str, Any]) -> str:
+    """The id of a legacy `functions` call: from the request's `context` (legacy_context) and
+    question, how many calls the client was handed before it in that turn, and the call itself.
+    Only identical requests make identical ids; each of their pauses is resumed once."""
     canonical = json.dumps(dict(arguments), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    named = "\x1f".join((" ".join(question.split()), str(round_), name, canonical))
+    named = "\x1f".join((context, " ".join(question.split()), str(round_), name, canonical))
     return client_call_id(hashlib.sha256(named.encode("utf-8")).hexdigest()[:32])
 
 

@@ -26,7 +26,8 @@ class KeywordReview:
 
     @property
     def longest(self) -> int:
-        return max((len(keyword) for keyword in self.keywords if keyword.strip()), default=0)
+        """The longest keyword's length as matched: casefolded ("ß" is "ss"), never shorter."""
+        return max((len(keyword.casefold()) for keyword in self.keywords if keyword.strip()), default=0)
 
     def held(self, text: str) -> int:
         """How many characters at the end of `text` could be the start of a keyword (at most the

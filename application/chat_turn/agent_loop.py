@@ -165,7 +165,8 @@ class AgentLoop:
                         break
                     checked = len(so_far)
                     upto = min(shown_so_far(so_far, release), len(so_far) - self._review.held(so_far))
-                    sent = await self._send(thought_id, so_far, sent, upto, release is Release.TENTATIVE)
+                    tentative = release in (Release.TENTATIVE, Release.REACT)  # a thought, if an action follows
+                    sent = await self._send(thought_id, so_far, sent, upto, tentative)
         except ModelNotReached:  # no byte of the model's came back: nothing was spent
             raise
         except BaseException:  # a stop, a timeout or a failure mid-stream: what was spent still counts
@@ -202,7 +203,9 @@ class AgentLoop:
         any more, and the step records the replacement (the terminal event carries the answer)."""
         preset = self._review.preset_response
         self.state.answer, self.state.answer_id, self.state.replaced = preset, reply.thought_id, True
-        await self._events.publish(ThoughtEvent.AGENT_MESSAGE, reply.thought_id, usage=self.state.usage)
+        # Tentative: a client that held the step's text drops it with the rest, as the end says why.
+        await self._events.publish(ThoughtEvent.AGENT_MESSAGE, reply.thought_id, usage=self.state.usage,
+                                   tentative=True)
         self._events.record_step(
             reply.thought_id, ThoughtEvent.AGENT_MESSAGE, usage=reply.usage, latency=reply.latency,
             prompt=reply.prompt, thought=OUTPUT_REVIEW_HIT, answer=preset,

@@ -60,7 +60,8 @@ class ClientToolRelay:
         legacy id of the one call a legacy step hands over."""
         if not self.tools.legacy or not calls:
             return [replace(call, id=client_call_id(new_hex())) for call in calls]
-        first = replace(calls[0], id=legacy_call_id(self._question, self._handed, calls[0].name, calls[0].arguments))
+        first = replace(calls[0], id=legacy_call_id(self.tools.context, self._question, self._handed, calls[0].name,
+                                                         calls[0].arguments))
         return [first, *(replace(call, id=client_call_id(new_hex())) for call in calls[1:])]
 
     async def run(

@@ -11,7 +11,7 @@ the client's own tools resumes the turn that paused for them instead (ResumeTurn
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from application.chat_turn.turn import ChatRequest, TurnHandle
@@ -19,7 +19,7 @@ from application.conversations.visibility import visible_message
 from application.errors import InvalidParameter
 from domain.agents import EntryPoint
 from domain.chat_completions import CompletionMessage, CompletionTurn, read_completion
-from domain.client_tools import AUTO, ClientTools, Resumption
+from domain.client_tools import AUTO, ClientTools, Resumption, legacy_context
 from domain.errors import DomainError
 from domain.structured_output import OutputKind
 from domain.viewers import ACCOUNT_ITSELF, Viewer
@@ -101,7 +101,7 @@ class CompleteChat:
             # A history no conversation holds (edited, trimmed, from elsewhere): the new conversation
             # continues it, so that the client's next request, resending it, finds this one.
             history_prefix=turn.fingerprint if conversation is None else "", output=request.output,
-            client_tools=request.client_tools, earlier=turn.earlier,
+            client_tools=_with_context(request.client_tools, turn), earlier=turn.earlier,
         ))
 
     def _check_tools(self, tools: ClientTools | None) -> None:
@@ -119,3 +119,10 @@ class CompleteChat:
         if problem is not None:
             raise InvalidParameter(f"response_format.json_schema.schema is not a JSON Schema: {problem}.",
                                    "response_format")
+
+
+def _with_context(tools: ClientTools | None, turn: CompletionTurn) -> ClientTools | None:
+    """Legacy functions name their calls by what the request brought too (legacy_call_id)."""
+    if tools is None or not tools.legacy:
+        return tools
+    return replace(tools, context=legacy_context(turn.fingerprint, turn.system))

@@ -194,7 +194,8 @@ class RunChatTurn:
             failure = await self._save(finished, events.steps, kept_calls())
             if failure is not None:
                 saving.fail(failure.message)
-        remembered = failure is None and not state.refused  # a refused query is kept out of memory upkeep
+        # A refused query and a replaced answer are kept out of memory upkeep, the title and follow-ups.
+        remembered = failure is None and not state.refused and not replaced
         title = turn.conversation.title
         if failure is not None:
             status, error, code = MessageStatus.ERROR, failure.message, failure.code

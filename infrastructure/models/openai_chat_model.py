@@ -132,15 +132,17 @@ class OpenAIChatModel(ChatModel):
             retry=retry_if_exception(is_transient),
             reraise=True,
         )
+        answered: list[bool] = []  # an attempt's response headers came: the server took the request
         try:
             async for attempt in retrying:
                 with attempt:
-                    return await self._open(request)
+                    return await self._open(request, answered)
         except _FAILURES as error:  # before the first chunk: nothing of an answer came
-            raise self._errors.translate(error, before_answer=True) from error
+            raise self._errors.translate(error, before_answer=not answered) from error
         raise AssertionError("unreachable: tenacity either returns or re-raises")
 
-    async def _open(self, request: dict[str, Any]) -> _Upstream:
+    async def _open(self, request: dict[str, Any], answered: list[bool]) -> _Upstream:
+        """The stream, with its first chunk read; `answered` gets an entry once the headers are in."""
         exits = AsyncExitStack()
         try:
             # The request is already in wire format, so it goes as `extra_body`, which the SDK sends
@@ -150,6 +152,7 @@ class OpenAIChatModel(ChatModel):
             response = await self._send(
                 exits, streaming.create(model=request["model"], messages=[], stream=True, extra_body=request)
             )
+            answered.append(True)
             chunks = sse_chunks(response.iter_lines(), response.http_response.request)
             exits.push_async_callback(chunks.aclose)  # closed before the response, in reverse order
             first = await anext(chunks, None)

@@ -8,7 +8,7 @@ profile's own model, its calls metered, recorded in the ledger and traced under 
 and the profile's name, at the profile's price, as a turn's calls are. That adapter is made afresh
 at each call (it only holds its model, so it costs nothing): none outlives the registry's model,
 which `ChatModelRegistry.aclose` drops. A profile not configured here is a `ModelError`, never
-another profile's model in its place: the agent's conversations reach only its own providers.
+another profile's model in its place: the agent's conversations reach only its own chat models.
 """
 
 from __future__ import annotations

@@ -92,6 +92,11 @@ class TurnExecutor(AgentExecutor):
                 await updater.add_artifact([new_text_part(thought.answer)], artifact_id=ANSWER, name=ANSWER,
                                            append=shown == thought.id, last_chunk=False)
                 shown = thought.id
+            elif thought.event is ThoughtEvent.AGENT_THOUGHT and thought.id == shown:
+                # That text was the step's reasoning: the answer so far is none.
+                await updater.add_artifact([new_text_part("")], artifact_id=ANSWER, name=ANSWER, append=False,
+                                           last_chunk=False)
+                shown = ""
             if thought.event.is_terminal:
                 return thought
         return None

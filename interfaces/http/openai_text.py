@@ -3,7 +3,8 @@ answer and resends it, and so cannot take text back (domain.streaming).
 
 - `TentativeHold`: the deltas of a step that may turn out to be its thought (`tentative`) wait
   until they pass `THOUGHT_HOLD_CHARS` (then they are taken for the answer and go out) or the step
-  says what they were: its `agent_thought` drops them, anything else lets them out.
+  says what they were: its `agent_thought`, or an end the output review replaced, drops them;
+  anything else lets them out.
 - `AnswerText`: what each delta adds to the client's text. Text of another step than the last one
   shown starts after a blank line; an answer the output review replaced ends with its preset
   response, after a blank line when some text had gone out.
@@ -39,8 +40,10 @@ class TentativeHold:
                 return []
             self._taken = thought.id
             return self._release()
-        if thought.event is ThoughtEvent.AGENT_THOUGHT and self._held and self._held[0].thought.id == thought.id:
-            self._release()  # the step's reasoning: never part of the answer
+        thought_of_held = bool(self._held) and self._held[0].thought.id == thought.id
+        replaced = thought.finish_reason == FinishReason.CONTENT_FILTER
+        if (thought.event is ThoughtEvent.AGENT_THOUGHT and thought_of_held) or replaced:
+            self._release()  # the step's reasoning, or text the output review replaced: never the answer
             return [logged]
         return [*self._release(), logged]
 

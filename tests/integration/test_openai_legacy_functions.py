@@ -151,3 +151,21 @@ def test_a_malformed_legacy_request_is_400_naming_the_parameter(
     with pytest.raises(openai.BadRequestError) as refused:
         world.sdk().chat.completions.create(model="Forecaster", messages=ASK, **options)
     assert (refused.value.code, refused.value.param) == ("invalid_parameter", param)
+
+
+def test_the_same_question_with_another_system_text_or_history_is_another_call(
+    world: World, server: ScriptedLLMServer
+) -> None:
+    question = [{"role": "user", "content": "Weather in Rome?"}]
+    in_french = [{"role": "system", "content": "Answer in French."}, *question]
+    later = [{"role": "user", "content": "Hello"}, {"role": "assistant", "content": "Hi!"}, *question]
+    paused = {}
+    for name, messages in (("plain", question), ("french", in_french), ("later", later)):
+        server.enqueue(tool_calls(call("get_weather", {"city": "Rome"})))
+        paused[name] = (messages, ask(world, messages))
+    for name in ("later", "french", "plain"):  # each history resumes its own turn, whatever the order
+        messages, raw = paused[name]
+        server.enqueue(text(f"Sunny ({name})."))
+        resumed = ask(world, answered(messages, raw.parse(), "sun"))
+        assert turn_of(resumed.headers) == turn_of(raw.headers)
+        assert resumed.parse().choices[0].message.content == f"Sunny ({name})."

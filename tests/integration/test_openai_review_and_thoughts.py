@@ -62,7 +62,8 @@ def test_an_output_keyword_never_leaves_the_server_and_the_preset_ends_the_strea
     server.enqueue(text("Our plan: the launch ", "code is 0000."))
     deltas, finish = streamed_content(world, ASK)
     assert "launch" not in "".join(deltas)
-    assert ("".join(deltas), finish) == (f"Our plan: the \n\n{PRESET}", "content_filter")
+    # The agent offers tools: its text waited as a possible thought, and the preset replaces all of it.
+    assert ("".join(deltas), finish) == (PRESET, "content_filter")
 
 
 def test_an_answer_the_review_replaced_is_the_preset_when_not_streamed(

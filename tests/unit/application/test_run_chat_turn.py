@@ -385,6 +385,14 @@ async def test_an_output_review_hit_replaces_the_stored_answer() -> None:
     assert (await aggregate(h.follow(handle.task_id))).answer == "[removed]"
 
 
+async def test_an_exchange_the_output_review_replaced_gets_no_title_and_no_memory_upkeep() -> None:
+    review = KeywordReview(("hello",), "[removed]")
+    h = Harness(ScriptedModel([HELLO]), AgentConfig(AppId("default"), output_review=review), memory_tiers=True)
+    handle = await h.turn("greet me")
+    assert h.store.conversations[handle.conversation_id].title == ""  # the model's words are in no title
+    assert await h.short_term.window(h.store.conversations[handle.conversation_id], h.config) == []
+
+
 async def test_react_mode_runs_a_fenced_tool_call_and_hides_the_json_from_the_answer() -> None:
     async def now(args: Mapping[str, Any]) -> str:
         return "noon"

@@ -13,6 +13,7 @@ from domain.client_tools import (
     Resumption,
     ToolChoice,
     legacy_call_id,
+    legacy_context,
 )
 from domain.errors import DomainError
 from domain.tools import ToolSpec
@@ -85,23 +86,29 @@ def test_calls_and_results_inside_a_turn_stay_out_of_the_history() -> None:
     assert turn.fingerprint == fingerprint_of((("weather?", "Sunny."),))
 
 
-def test_a_legacy_call_is_named_by_the_question_its_place_and_itself() -> None:
-    named = legacy_call_id("Weather in  Paris?", 0, "get_weather", {"city": "Paris", "unit": "C"})
-    assert named == legacy_call_id("Weather in Paris?", 0, "get_weather", {"unit": "C", "city": "Paris"})
-    assert named != legacy_call_id("Weather in Paris?", 1, "get_weather", {"city": "Paris", "unit": "C"})
-    assert named != legacy_call_id("Weather in Rome?", 0, "get_weather", {"city": "Paris", "unit": "C"})
+def test_a_legacy_call_is_named_by_what_the_request_brought_its_place_and_itself() -> None:
+    context = legacy_context("", "Be brief.")
+    named = legacy_call_id(context, "Weather in  Paris?", 0, "get_weather", {"city": "Paris", "unit": "C"})
+    assert named == legacy_call_id(context, "Weather in Paris?", 0, "get_weather", {"unit": "C", "city": "Paris"})
+    assert named != legacy_call_id(context, "Weather in Paris?", 1, "get_weather", {"city": "Paris", "unit": "C"})
+    assert named != legacy_call_id(context, "Weather in Rome?", 0, "get_weather", {"city": "Paris", "unit": "C"})
+    # Another conversation or another system text asking the same: another id.
+    for other in (legacy_context("a-history", "Be brief."), legacy_context("", "Be long.")):
+        assert named != legacy_call_id(other, "Weather in Paris?", 0, "get_weather", {"city": "Paris", "unit": "C"})
 
 
 def test_legacy_function_messages_resume_the_calls_memagent_named() -> None:
     first, second = ClientCall("", "get_weather", '{"city": "Paris"}'), ClientCall("", "get_weather", '{"city":"Nice"}')
     messages = (
+        CompletionMessage(CompletionRole.SYSTEM, "Be brief."),
         CompletionMessage(USER, "Old question"), CompletionMessage(ASSISTANT, "Old answer"),
         CompletionMessage(USER, "Paris and  Nice?"),
         CompletionMessage(ASSISTANT, calls=(first,)), CompletionMessage(TOOL, "sunny"),
         CompletionMessage(ASSISTANT, calls=(second,)), CompletionMessage(TOOL, "mild"),
     )
     turn = read_completion(messages)
+    context = legacy_context(fingerprint_of((("Old question", "Old answer"),)), "Be brief.")
     assert turn.results == (
-        ClientToolResult(legacy_call_id("Paris and Nice?", 0, "get_weather", {"city": "Paris"}), "sunny"),
-        ClientToolResult(legacy_call_id("Paris and Nice?", 1, "get_weather", {"city": "Nice"}), "mild"),
+        ClientToolResult(legacy_call_id(context, "Paris and Nice?", 0, "get_weather", {"city": "Paris"}), "sunny"),
+        ClientToolResult(legacy_call_id(context, "Paris and Nice?", 1, "get_weather", {"city": "Nice"}), "mild"),
     )

@@ -71,3 +71,10 @@ def test_the_end_that_could_begin_a_keyword_is_held_and_never_more_than_the_long
 
 def test_without_keywords_nothing_is_held() -> None:
     assert KeywordReview().held("the launch co") == 0
+
+
+def test_a_keyword_that_casefolds_longer_is_held_and_caught_across_chunks() -> None:
+    review = KeywordReview(keywords=("straße",))  # matched as "strasse": 7 characters, not 6
+    assert review.held("xSTRASS") == 6
+    text = "xSTRASSE done"
+    assert review.hit(text[max(0, len("xSTRASS") - review.longest + 1):]) == "straße"
