@@ -68,11 +68,27 @@ def fact_slot(kind: str) -> str:
 
 # Words a change adds around a value, never part of it: lower case only, so that a title keeps its
 # own ("Apocalypse Now").
-_AFTER = re.compile(r"(?:[\s,]+(?:now|these days|nowadays|from now on|at the moment|currently|at present|instead))+$")
+# Read from the end, not by the pattern r"(?:[\s,]+(?:now|...|instead))+$": that one tried every
+# start in a run of spaces and was quadratic on them (issue 36).
+_AFTER = ("now", "these days", "nowadays", "from now on", "at the moment", "currently", "at present", "instead")
 _BEFORE = re.compile(r"^(?:(?:now|currently|called|named|actually)\s+)+")
 
 
 def plain_value(value: str) -> str:
     """The value without the change's words around it, unless nothing would be left."""
-    plain = _BEFORE.sub("", _AFTER.sub("", value)).strip()
+    plain = _BEFORE.sub("", without_change_after(value)).strip()
     return plain or value
+
+
+def without_change_after(value: str) -> str:
+    """`value` less its trailing change words, each after spaces or commas (as `$`, before a last newline)."""
+    end = len(value) - 1 if value.endswith("\n") else len(value)
+    cut = end
+    while (word := next((w for w in _AFTER if value.endswith(w, 0, cut)), None)) is not None:
+        start = run = cut - len(word)
+        while run > 0 and (value[run - 1].isspace() or value[run - 1] == ","):
+            run -= 1
+        if run == start:
+            break
+        cut = run
+    return value[:cut] + value[end:]

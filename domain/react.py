@@ -8,7 +8,12 @@ from dataclasses import dataclass
 
 from domain.tools import ToolCall, ToolSpec
 
-_FENCE = re.compile(r"```(?:json)?\s*+(\{.*?\})\s*+```", re.DOTALL)
+# The old single pattern, "```(?:json)?\s*+(\{.*?\})\s*+```", tried every opening fence against the
+# rest of the text: quadratic on a model's output of "```{" repeated. Its match always starts at the
+# first opening fence (a later one's JSON starts later, so cannot close where the first cannot), so
+# one search for the opening and one for the first closing after it give the same block, linearly.
+_OPEN = re.compile(r"```(?:json)?\s*+\{")
+_CLOSE = re.compile(r"\}\s*+```")
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,20 +24,32 @@ class ReactStep:
     call: ToolCall | None
 
 
+def fenced_json(text: str) -> tuple[int, str] | None:
+    """Where the first fenced JSON object starts, and the object's text (braces included)."""
+    opened = _OPEN.search(text)
+    if opened is None:
+        return None
+    closed = _CLOSE.search(text, opened.end())
+    if closed is None:
+        return None
+    return opened.start(), text[opened.end() - 1 : closed.start() + 1]
+
+
 def parse_react_output(text: str, call_id: str) -> ReactStep:
     """Parse a model's ReAct output. Anything unparseable is a plain answer."""
-    match = _FENCE.search(text)
-    if match is None:
+    fenced = fenced_json(text)
+    if fenced is None:
         return ReactStep(thought=text, call=None)
+    start, block = fenced
     try:
-        payload = json.loads(match.group(1))
-    except json.JSONDecodeError:
+        payload = json.loads(block)
+    except (json.JSONDecodeError, RecursionError):  # nesting past the parser's depth is no call either
         return ReactStep(thought=text, call=None)
     name = payload.get("name") if isinstance(payload, dict) else None
     args = payload.get("args", payload.get("arguments", {})) if isinstance(payload, dict) else None
     if not isinstance(name, str) or not name or not isinstance(args, dict):
         return ReactStep(thought=text, call=None)
-    thought = text[: match.start()].strip()
+    thought = text[:start].strip()
     return ReactStep(thought=thought, call=ToolCall(id=call_id, name=name, arguments=args))
 
 

@@ -43,6 +43,7 @@ from interfaces.http.mcp_path import MCP_PATH, McpPath
 from interfaces.http.openapi import install_openapi
 from interfaces.http.stream_gauge import StreamGauge
 from interfaces.http.trace_context import TraceContext
+from interfaces.http.unread_body import UnreadBodyCloses
 from interfaces.lifecycle import (
     frozen_startup_heap,
     metrics_reporting,
@@ -112,6 +113,8 @@ def create_app(settings: Settings | None = None, container: Container | None = N
         completions=settings.server.max_completion_body_bytes,
     )
     app.add_middleware(BodyLimit, limits=limits)
+    # Any answer sent before the body is read (the MCP endpoint's 401, a 404, a 405) closes the connection.
+    app.add_middleware(UnreadBodyCloses)
     app.add_middleware(StreamGauge, metrics=container.metrics)
     app.add_middleware(KeyGate, authenticate=container.authenticate)
     # Outside the key gate: a preflight carries no key, and a refusal must still be readable by the page.

@@ -65,7 +65,10 @@ def run_agents_command(args: argparse.Namespace, on_database: RunOnDatabase) -> 
 
 def _read(path: str) -> dict[str, Any]:
     with open(path, encoding="utf-8") as file:
-        data = json.load(file)
+        try:
+            data = json.load(file)
+        except RecursionError:  # `[` 30,000 times: an unreadable file, not a crash with a traceback
+            raise ValueError("JSON nested too deep") from None
     if not isinstance(data, dict) or not isinstance(data.get("name"), str):
         raise ValueError("not an exported agent: a JSON object with at least a name")
     return data

@@ -1,6 +1,7 @@
 """The process's logging, once the settings are read: one handler on the root logger (stderr), in
-the format MEMAGENT_LOG__FORMAT names, masking the settings' secrets. uvicorn's loggers (its
-errors and its access log) propagate to it: `memagent serve` gives uvicorn no logging config, only
+the format MEMAGENT_LOG__FORMAT names, masking the settings' secrets, and writing a client's
+repeated mistakes once a minute (`RepeatLimit`). uvicorn's loggers (its errors and its access log)
+propagate to it: `memagent serve` gives uvicorn no logging config, only
 MEMAGENT_SERVER__LOG_LEVEL as their level. saq's logger gets that level too, in `memagent worker`
 and in the API's processes (which enqueue the jobs)."""
 
@@ -17,6 +18,7 @@ from application.errors import InvalidInput, ModelError
 from infrastructure.jobs.saq_job_worker import SAQ_LOGGER
 from infrastructure.logs.log_format import JsonFormatter, TextFormatter
 from infrastructure.logs.redaction import Redactor
+from infrastructure.logs.repeat_limit import RepeatLimit
 from infrastructure.models.model_profiles import read_key
 
 if TYPE_CHECKING:
@@ -31,6 +33,7 @@ def configure_logging(settings: Settings, level: int) -> None:
     redact = Redactor(secrets_of(settings))
     handler = logging.StreamHandler()
     handler.setFormatter(JsonFormatter(redact) if settings.log.format == "json" else TextFormatter(redact))
+    handler.addFilter(RepeatLimit())  # a client repeating a bad call does not flood the log
     root = logging.getLogger()
     for old in root.handlers[:]:
         root.removeHandler(old)

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from application.errors import ModelError
 from domain.model_calls import MAX_BUDGET_USD
@@ -17,6 +17,7 @@ from domain.rate_limits import MAX_LIMIT
 from infrastructure.models.model_profiles import name_problem, read_key
 from infrastructure.models.provider_config import base_url_problem
 from interfaces.jobs_settings import JobsSettings
+from interfaces.settings_source import GuardedEnvSource
 
 
 class DatabaseSettings(BaseModel):
@@ -457,4 +458,13 @@ class Settings(BaseSettings):
     mcp: McpSettings = McpSettings()
     a2a: A2ASettings = A2ASettings()
     tokenizer_encoding: str = "cl100k_base"
+
+    @classmethod
+    def settings_customise_sources(  # noqa: PLR0913 - pydantic-settings' signature
+        cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource, dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # The environment is read by a source that refuses JSON nested too deep as a plain error.
+        return init_settings, GuardedEnvSource(settings_cls), dotenv_settings, file_secret_settings
 

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 from pydantic_settings import SettingsError
 
+from interfaces.settings_source import JsonTooDeep
+
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
@@ -19,7 +21,8 @@ def invalid_settings_line(error: ValidationError | SettingsError) -> str:
     `MEMAGENT_MODELS: item 2: profile name 'fast' is used twice`."""
     if isinstance(error, SettingsError):  # a value that is not JSON; pydantic-settings names the field in quotes
         quoted = str(error).split('"')
-        return f"MEMAGENT_{quoted[1].upper()}: not valid JSON" if len(quoted) > 2 else f"settings: {error}"
+        why = error.__cause__ if isinstance(error.__cause__, JsonTooDeep) else "not valid JSON"
+        return f"MEMAGENT_{quoted[1].upper()}: {why}" if len(quoted) > 2 else f"settings: {error}"
     first = error.errors(include_input=False, include_url=False)[0]
     where = [str(part) for part in first["loc"]]
     cut = next((i for i, part in enumerate(where) if part.isdigit()), len(where))  # a list's item: its own path

@@ -29,6 +29,11 @@ class EventLog(Protocol):
         """Append an event and return its id."""
         ...
 
+    async def append_past_unseen(self, task_id: TaskId, thought: AgentThought) -> int:
+        """Append the end of a turn whose worker died, with an id past any that worker may have
+        handed its own followers before they were stored; return it."""
+        ...
+
     async def append_many(self, task_id: TaskId, thoughts: Sequence[AgentThought]) -> int:
         """Append events in order, at once (one round trip where there is a server); the last one's id."""
         ...

@@ -49,13 +49,17 @@ class FollowTask:
         return info
 
     async def has_ended(self, task_id: TaskId, after: int) -> bool:
-        """Whether the client, having seen up to `after`, has seen (or skipped past) the end."""
+        """Whether the client, having seen up to `after`, has seen (or skipped past) the end. The
+        event after `after - 1` must be `after` itself: a client that saw ids the log lacks (its
+        worker handed them out, then died before storing them) has not seen the end that the sweep
+        appended past them (EventLog.append_past_unseen)."""
         if after <= 0:
             return False
         seen = await self._events.read(task_id, after - 1, 0)
-        if not seen:  # `after` lies beyond the log: look at the log's own last event
-            seen = (await self._events.read(task_id, 0, 0))[-1:]
-        return bool(seen) and seen[0].thought.event.is_terminal
+        if seen:
+            return seen[0].id == after and seen[0].thought.event.is_terminal
+        last = (await self._events.read(task_id, 0, 0))[-1:]  # `after` lies beyond the whole log
+        return bool(last) and last[0].thought.event.is_terminal
 
     async def __call__(self, task_id: TaskId, after: int = 0) -> AsyncGenerator[LoggedEvent | None]:
         """Yields events one at a time up to the terminal one, and None after `keepalive` seconds of

@@ -100,8 +100,9 @@ class SweepStaleTurns:
                 id=ThoughtId(self._ids.new_id()), task_id=message.task_id,
                 conversation_id=message.conversation_id, message_id=message.id,
                 event=ThoughtEvent.ERROR, observation=WORKER_GONE, latency=round(latency, 6),
+                answer=outcome.answer,  # the partial answer, as the stored message keeps it
             )
-            await self._events.append(message.task_id, thought)
+            await self._events.append_past_unseen(message.task_id, thought)
         await self._events.close(message.task_id, self._times.retention)
         return True
 

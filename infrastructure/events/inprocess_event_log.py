@@ -41,6 +41,10 @@ class InProcessEventLog(EventLog):
     async def append(self, task_id: TaskId, thought: AgentThought) -> int:
         return await self.append_many(task_id, [thought])
 
+    async def append_past_unseen(self, task_id: TaskId, thought: AgentThought) -> int:
+        # Followers of an in-process log share its process: none saw an id the log lacks.
+        return await self.append(task_id, thought)
+
     async def append_many(self, task_id: TaskId, thoughts: Sequence[AgentThought]) -> int:
         return await self.append_soon(task_id, thoughts)
 

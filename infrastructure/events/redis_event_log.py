@@ -36,6 +36,7 @@ FIELD = "thought"
 # Ids never go back: each append carries the highest id this process knows for the task, and a
 # counter below it (lost to a FLUSHALL or a restart without persistence) resumes above it, so a
 # follower waiting for higher ids sees the events that come after.
+# A negative floor skips that many ids first: see UNSEEN_SKIP.
 # KEYS: stream and counter of each append, in pairs. ARGV: max length, field name, then per
 # append its number of events, the id floor, and one JSON payload per event, in order.
 # Returns per append the last id, or an error message.
@@ -46,7 +47,9 @@ for k = 1, #KEYS, 2 do
   local count = tonumber(ARGV[a])
   local floor = tonumber(ARGV[a + 1])
   local current = redis.pcall('GET', KEYS[k + 1])
-  if floor > 0 and (not current or (type(current) == 'string' and (tonumber(current) or floor) < floor)) then
+  if floor < 0 then
+    redis.pcall('INCRBY', KEYS[k + 1], -floor)
+  elseif floor > 0 and (not current or (type(current) == 'string' and (tonumber(current) or floor) < floor)) then
     redis.pcall('SET', KEYS[k + 1], floor)
   end
   local result = redis.pcall('INCRBY', KEYS[k + 1], count)
@@ -78,6 +81,10 @@ _READ_GRACE_S = 5.0
 # of delay buys one script call for all of them instead of one each, when many turns stream.
 APPEND_LINGER_S = 0.002
 LOCAL_LINGER_S = 5.0  # how long a closed task's events stay in memory for followers in this process
+# The ids `append_past_unseen` skips (the sweep ending a turn whose worker died): that worker
+# handed its own followers ids before Redis stored them, far fewer than this in one round trip,
+# and the end must come after every one of them.
+UNSEEN_SKIP = 1000
 
 
 class RedisEventLog(EventLog):
@@ -131,6 +138,11 @@ class RedisEventLog(EventLog):
 
     async def append_many(self, task_id: TaskId, thoughts: Sequence[AgentThought]) -> int:
         return await self.append_soon(task_id, thoughts)
+
+    async def append_past_unseen(self, task_id: TaskId, thought: AgentThought) -> int:
+        if task_id not in self._last_ids:  # a negative floor skips ids (the script)
+            self._last_ids[task_id] = -UNSEEN_SKIP
+        return await self.append(task_id, thought)
 
     def append_soon(self, task_id: TaskId, thoughts: Sequence[AgentThought]) -> asyncio.Future[int]:
         if not thoughts:

@@ -1,7 +1,8 @@
 """SaqJobQueue: background jobs on Redis with saq (docs/ARCHITECTURE.md §10).
 
 saq gives what the queue's port asks: at-least-once delivery (a job stays `active` until its
-worker reports it; a job whose worker died is swept once it passes its `timeout`, then retried),
+worker reports it; a job whose worker died is swept once it passes its `timeout`, then retried,
+all such jobs together: `saq_sweep.py`),
 retries with backoff for a job that raised, and one job per key while it waits or runs (the
 port's dedup). Jobs are kept as JSON (`job_fields` / `job_of`), so any process can run them.
 
@@ -15,16 +16,19 @@ import asyncio
 import contextlib
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
-from saq.queue.redis import RedisQueue
 
 from application.errors import StoreUnavailable
 from application.ports.jobs import JobQueue
 from domain.ids import OwnerId
 from domain.jobs import Job, JobKind
+from infrastructure.jobs.saq_sweep import SweepingRedisQueue
+
+if TYPE_CHECKING:
+    from saq.queue.redis import RedisQueue
 
 FUNCTION = "turn_job"  # the one saq function: it runs every kind of job
 DONE = {"complete", "failed", "aborted"}  # saq's terminal statuses
@@ -61,7 +65,7 @@ class SaqJobQueue(JobQueue):
     def queue(self) -> RedisQueue:
         """saq's queue, for the worker that runs these jobs."""
         if self._queue is None:
-            self._queue = RedisQueue(Redis.from_url(self._url), name=self._name)
+            self._queue = SweepingRedisQueue(Redis.from_url(self._url), name=self._name)
         return self._queue
 
     async def enqueue(self, job: Job) -> bool:

@@ -2,7 +2,8 @@
 
 saq's worker does the queue's side: it takes up to `concurrency` jobs at once, cancels one past
 its timeout and retries it, reports each job's end, and every `sweep_interval` seconds (one
-worker at a time) re-queues the jobs of a worker that died mid-job, once their timeout has passed.
+worker at a time) re-queues the jobs of a worker that died mid-job, once their timeout has passed,
+all of them together (`saq_sweep.py`).
 SIGTERM or SIGINT lets the running jobs finish, within `grace` seconds, then stops.
 """
 
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from saq import Worker
 
 from infrastructure.jobs.saq_job_queue import FUNCTION, job_of
+from infrastructure.jobs.saq_sweep import ABORT_POLL
 
 SAQ_LOGGER = "saq"  # saq's worker and queues log through this one logger: each job's start and end at INFO
 
@@ -36,7 +38,8 @@ class SaqJobWorker:
 
     async def run(self) -> None:
         """Run jobs until a signal, or `stop`."""
-        timers: PartialTimersDict = {"schedule": 1, "worker_info": 10, "sweep": self._sweep_interval, "abort": 1}
+        timers: PartialTimersDict = {"schedule": 1, "worker_info": 10, "sweep": self._sweep_interval,
+                                     "abort": ABORT_POLL}
         self._worker = Worker(
             self._queue.queue, functions=[(FUNCTION, self._run_job)], concurrency=self._concurrency,
             timers=timers, shutdown_grace_period_s=self._grace,

@@ -20,7 +20,14 @@ MIN_SECRET = 6  # shorter values are not worth masking and would mask ordinary w
 
 _SHAPES = (
     (re.compile(r"\bmk_[A-Za-z0-9_-]{8,}"), "mk_" + MASK),
-    (re.compile(r"(\b[a-z][a-z0-9+.-]*://[^:/?#@\s]*:)[^@/?#\s]+@", re.IGNORECASE), r"\1" + MASK + "@"),
+    # A URL's password. Tried once per run of scheme characters, from the run's first word start, not
+    # from each word start as r"(\b[a-z][a-z0-9+.-]*://...)" did: quadratic on "a.a.a..." (issue 36).
+    (
+        re.compile(
+            r"(?<![a-z0-9+.-])((?>[a-z0-9+.-]*?\b(?=[a-z]))[a-z0-9+.-]*+://[^:/?#@\s]*:)[^@/?#\s]+@", re.IGNORECASE
+        ),
+        r"\1" + MASK + "@",
+    ),
     (re.compile(r"(\bBearer\s+)[A-Za-z0-9._~+/=-]+", re.IGNORECASE), r"\1" + MASK),
 )
 

@@ -35,6 +35,13 @@ class MeteredEventLog(EventLog):
         finally:
             self._metrics.event_appended(time.perf_counter() - started)
 
+    async def append_past_unseen(self, task_id: TaskId, thought: AgentThought) -> int:
+        started = time.perf_counter()
+        try:
+            return await self._log.append_past_unseen(task_id, thought)
+        finally:
+            self._metrics.event_appended(time.perf_counter() - started)
+
     async def append_many(self, task_id: TaskId, thoughts: Sequence[AgentThought]) -> int:
         started = time.perf_counter()
         try:

@@ -12,6 +12,7 @@ tools can be seen working:
 from __future__ import annotations
 
 import asyncio
+import bisect
 import json
 import re
 from typing import TYPE_CHECKING
@@ -35,7 +36,26 @@ HOW_TO_CONFIGURE = (
 )
 NAME = "offline-scripted"
 CAPABILITIES = ModelCapabilities(tool_call=True, agent_thought=True, image_input=False)
-_MARKER = re.compile(r"\[\[tool:([\w.\-]+)\s*(\{.*?\})?\s*\]\]", re.DOTALL)
+# The old single pattern, r"\[\[tool:([\w.\-]+)\s*(\{.*?\})?\s*\]\]", tried each marker's "{" against
+# the rest of the text: quadratic on "[[tool:a {" repeated. Here each marker's opening is read once and
+# the first closing "}]]" after its "{" found by bisecting the closings' places, found once: linear.
+_OPENING = re.compile(r"\[\[tool:([\w.\-]++)\s*+(?=\{|\]\])")
+_CLOSING = re.compile(r"\}\s*+\]\]")
+
+
+def tool_marker(text: str) -> tuple[str, str | None] | None:
+    """The first `[[tool:NAME]]` or `[[tool:NAME {...}]]` in `text`: NAME and the braces' text."""
+    closings: list[int] | None = None  # found at the first marker with arguments
+    for opening in _OPENING.finditer(text):
+        brace = opening.end()
+        if text.startswith("]]", brace):
+            return opening.group(1), None
+        if closings is None:
+            closings = [closing.start() for closing in _CLOSING.finditer(text)]
+        after = bisect.bisect_left(closings, brace + 1)  # "{}" is the shortest arguments
+        if after < len(closings):
+            return opening.group(1), text[brace : closings[after] + 1]
+    return None
 
 
 class ScriptedChatModel(ChatModel):
@@ -78,14 +98,15 @@ class ScriptedChatModel(ChatModel):
     def _requested_call(self, messages: Sequence[Msg], tools: Sequence[ToolSpec]) -> ToolCall | None:
         if not messages or messages[-1].role is not Role.USER:
             return None  # a tool has already answered in this turn
-        match = _MARKER.search(messages[-1].text)
-        if match is None or match.group(1) not in {t.name for t in tools}:
+        marker = tool_marker(messages[-1].text)
+        if marker is None or marker[0] not in {t.name for t in tools}:
             return None
+        name, braces = marker
         try:
-            arguments = json.loads(match.group(2)) if match.group(2) else {}
+            arguments = json.loads(braces) if braces else {}
         except (ValueError, RecursionError):  # not JSON, or nested too deep
             arguments = {}
-        return ToolCall(id=f"call_{len(messages)}", name=match.group(1), arguments=arguments)
+        return ToolCall(id=f"call_{len(messages)}", name=name, arguments=arguments)
 
     def _answer(self, messages: Sequence[Msg]) -> str:
         last = messages[-1] if messages else None

@@ -1,5 +1,7 @@
-"""No ReDoS (issue 14): how the CPU time of every regex the offline memory models apply to user
-or model text, and of their public functions on whole inputs, grows with adversarial text.
+"""No ReDoS (issues 14 and 36): how the CPU time of every regex applied to user text, model output
+or tool output (the offline memory models, the ReAct parser, the scripted model's markers, and the
+other modules named in PATTERNS), and of their public functions on whole inputs, grows with
+adversarial text: a user's, and a model's (MODEL_OUTPUT).
 
     python -m tests.bench.regex_growth
 
@@ -27,11 +29,14 @@ from functools import partial
 from types import ModuleType
 from typing import Any
 
+from domain import fact_slots, react
 from domain.memory_summary import SummaryLimit
 from infrastructure.embeddings import lexical
+from infrastructure.logs import redaction
 from infrastructure.memory import entity_patterns, extractive_summarizer, llm_memory_models, rule_entity_extractor
 from infrastructure.memory.extractive_summarizer import salience, select, sentences
 from infrastructure.memory.rule_entity_extractor import extraction, intent_of, sentence_entities
+from infrastructure.models import scripted_model
 
 SIZE = 32 * 1024
 SMALL = SIZE // 16
@@ -42,15 +47,32 @@ ROUNDS = 5
 TODAY = date(2026, 1, 1)
 
 
+def repeated(size: int, unit: str, prefix: str = "", suffix: str = "") -> str:
+    """`prefix`, then `unit` repeated up to `size` characters in all, then `suffix`."""
+    room = size - len(prefix) - len(suffix)
+    return prefix + unit * (room // len(unit)) + suffix
+
+
+def model_output(size: int) -> dict[str, str]:
+    """Adversarial model output (a model's text is as untrusted as a user's): openings of the blocks
+    that the ReAct parser and the scripted model look for, never closed, or closings never opened."""
+    return {f"model output: {name}": repeated(size, unit, prefix) for name, unit, prefix in (
+        ("repeated fence openings", "```{", ""),
+        ("repeated json fence openings", "```json {", ""),
+        ("a fence opening then braces", "{", "```json"),
+        ("fence closings", "} ```", ""),
+        ("repeated tool markers with arguments", "[[tool:a {", ""),
+        ("repeated tool markers with spaced arguments", "[[tool:a.b-c  {", ""),
+        ("a tool marker then braces", "{", "[[tool:a "),
+        ("marker closings", "}]]", ""),
+        ("a tool marker then a long name", "a", "[[tool:"),
+    )}
+
+
 def adversarial(size: int) -> dict[str, str]:
-    """The adversarial texts of at most `size` characters."""
-
-    def run_of(unit: str, prefix: str = "", suffix: str = "") -> str:
-        """`prefix`, then `unit` repeated up to `size` characters in all, then `suffix`."""
-        room = size - len(prefix) - len(suffix)
-        return prefix + unit * (room // len(unit)) + suffix
-
-    return {
+    """The adversarial texts of at most `size` characters: a user's, then a model's."""
+    run_of = partial(repeated, size)
+    return model_output(size) | {
         "one long word": run_of("x"),
         "one long capitalised word": run_of("X"),
         "a long word of letters and digits": run_of("a1"),
@@ -122,7 +144,8 @@ def all_patterns(*modules: ModuleType) -> dict[str, re.Pattern[str]]:
     return found
 
 
-PATTERNS = all_patterns(entity_patterns, rule_entity_extractor, extractive_summarizer, llm_memory_models, lexical)
+PATTERNS = all_patterns(entity_patterns, rule_entity_extractor, extractive_summarizer, llm_memory_models, lexical,
+                        react, scripted_model, fact_slots, redaction)
 PUBLIC: dict[str, Callable[[str], object]] = {
     "extraction": lambda text: extraction(text, TODAY),
     "sentence_entities": lambda text: sentence_entities(text, TODAY),
@@ -130,6 +153,9 @@ PUBLIC: dict[str, Callable[[str], object]] = {
     "salience": lambda text: salience.__wrapped__(text),  # not the cached answer
     "sentences": sentences,
     "select": lambda text: select(sentences(text), SummaryLimit()),
+    "parse_react_output": lambda text: react.parse_react_output(text, "call_1"),
+    "tool_marker": scripted_model.tool_marker,
+    "plain_value": fact_slots.plain_value,
 }
 
 

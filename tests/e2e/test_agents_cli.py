@@ -12,8 +12,8 @@ import pytest
 from tests.service import ROOT, service_env
 
 
-def memagent(db_url: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = service_env({"MEMAGENT_DATABASE__URL": db_url})
+def memagent(db_url: str, *args: str, env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    env = service_env({"MEMAGENT_DATABASE__URL": db_url} | (env_extra or {}))
     return subprocess.run(  # noqa: S603 - the project's own command line
         [sys.executable, "-m", "interfaces.cli", *args],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
@@ -59,3 +59,18 @@ def test_an_unreadable_file_or_an_unknown_agent_is_one_line(db_url: str, tmp_pat
     missing = memagent(db_url, "agents", "export", "nobody")
     assert missing.returncode == 1
     assert "was not found" in missing.stderr
+
+
+DEEP = "[" * 30_000 + "]" * 30_000  # past what Python's JSON parser can recurse into
+
+
+def test_json_nested_too_deep_is_one_line_for_an_import_and_for_memagent_models(db_url: str, tmp_path: Path) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"name": "x", "config": ' + DEEP + "}", encoding="utf-8")
+    imported = memagent(db_url, "agents", "import", str(deep))
+    assert imported.returncode == 1
+    assert imported.stderr.strip() == f"memagent: agents import: {deep}: JSON nested too deep"
+
+    started = memagent(db_url, "agents", "list", env_extra={"MEMAGENT_MODELS": DEEP})
+    assert started.returncode == 1
+    assert started.stderr.strip() == "memagent: cannot start: MEMAGENT_MODELS: JSON nested too deep"

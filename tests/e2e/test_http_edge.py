@@ -68,6 +68,7 @@ class Answer:
     headers: dict[str, str]
     body: bytes
     sent: int  # body bytes the client got to send before the answer came
+    closed: bool  # the server closed the connection after its answer, rather than read on
 
     def json(self) -> dict[str, str]:
         assert self.headers["content-type"].startswith("application/json"), self.headers
@@ -96,7 +97,18 @@ def exchange(port: int, head: bytes, chunks: Iterable[bytes] = (), chunked: bool
                 reply += data
         except ConnectionResetError:
             pass
-    return _parse(reply, sent)
+        return _parse(reply, sent, _closes(sock))
+
+
+def _closes(sock: socket.socket) -> bool:
+    """Whether the server ends the connection (it waits for the rest of the body if it does not)."""
+    sock.settimeout(3)
+    try:
+        return sock.recv(65536) == b""
+    except ConnectionResetError:
+        return True
+    except TimeoutError:
+        return False
 
 
 def _expected_length(reply: bytes) -> int:
@@ -108,11 +120,11 @@ def _expected_length(reply: bytes) -> int:
     return len(reply) + 1
 
 
-def _parse(reply: bytes, sent: int) -> Answer:
+def _parse(reply: bytes, sent: int, closed: bool) -> Answer:
     head, _, body = reply.partition(b"\r\n\r\n")
     lines = head.decode("latin-1").split("\r\n")
     headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
-    return Answer(int(lines[0].split()[1]), headers, body, sent)
+    return Answer(int(lines[0].split()[1]), headers, body, sent, closed)
 
 
 def chat_head(length: int | None, key: Key | None) -> bytes:
@@ -131,6 +143,29 @@ def test_a_huge_body_without_a_key_is_refused_before_it_is_read(edge: Edge) -> N
         assert answer.json()["code"] == "unauthorized"
         assert answer.sent < HUGE
     assert rss(edge.service) - before < MAX_GROWTH
+
+
+# Requests answered without their body being read: each answer closes the connection, so the server
+# reads no more of a body it will never use (it would otherwise read and discard all of it).
+UNREAD = {
+    "MCP without a key": ("POST /mcp/", False, 401, "unauthorized"),
+    "MCP at /mcp without a key": ("POST /mcp", False, 401, "unauthorized"),
+    "no such path": ("POST /nowhere", False, 404, "not_found"),
+    "no such path under /api/": ("POST /api/nowhere", True, 404, "not_found"),
+    "a method the path lacks": ("POST /healthz", False, 405, "method_not_allowed"),
+}
+
+
+@pytest.mark.parametrize(("line", "keyed", "status", "code"), UNREAD.values(), ids=UNREAD.keys())
+def test_a_request_answered_without_its_body_is_refused_before_the_body_is_read(
+    edge: Edge, line: str, keyed: bool, status: int, code: str,
+) -> None:
+    auth = f"Authorization: Bearer {edge.key.raw}\r\n" if keyed else ""
+    head = f"{line} HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}Transfer-Encoding: chunked\r\n\r\n".encode()
+    answer = exchange(edge.port, head, body_chunks(HUGE), chunked=True)
+    assert (answer.status, answer.json()["code"]) == (status, code)
+    assert answer.closed
+    assert answer.sent < HUGE
 
 
 def test_a_declared_length_over_the_limit_is_refused_at_once(edge: Edge) -> None:

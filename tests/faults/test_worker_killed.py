@@ -8,6 +8,8 @@ from __future__ import annotations
 import signal
 import sqlite3
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -15,6 +17,7 @@ import pytest
 
 from application.tasks.sweep_stale_turns import WORKER_GONE
 from tests.integration.streaming_helpers import (
+    SSEStream,
     finished_message,
     long_query,
     open_chat,
@@ -46,7 +49,9 @@ def kill(service: Service) -> float:
     return time.monotonic()
 
 
-def test_another_workers_sweep_ends_the_turn_of_a_killed_worker_with_an_error_event_and_status(tmp_path: Path) -> None:
+@contextmanager
+def long_turn_on_a(tmp_path: Path) -> Iterator[tuple[Service, httpx.Client, SSEStream]]:
+    """Two workers on shared PostgreSQL and Redis; a long turn streaming from worker A; a client of B."""
     with (
         shared_backends(SETTINGS) as env,
         two_workers(env, tmp_path) as (worker_a, worker_b),
@@ -54,6 +59,11 @@ def test_another_workers_sweep_ends_the_turn_of_a_killed_worker_with_an_error_ev
         httpx.Client(base_url=worker_b.base_url, timeout=10) as b,
         open_chat(a, LONG_TURN) as on_a,
     ):
+        yield worker_a, b, on_a
+
+
+def test_another_workers_sweep_ends_the_turn_of_a_killed_worker_with_an_error_event_and_status(tmp_path: Path) -> None:
+    with long_turn_on_a(tmp_path) as (worker_a, b, on_a):
         on_a.nth_message(2)
         first = on_a.first_data()
         task_id, conversation_id, message_id = first["task_id"], first["conversation_id"], first["message_id"]
@@ -74,7 +84,9 @@ def test_another_workers_sweep_ends_the_turn_of_a_killed_worker_with_an_error_ev
     assert error["observation"] == WORKER_GONE
     assert (error["task_id"], error["message_id"]) == (task_id, message_id)
     ids = [f.id for f in follower.logged]
-    assert ids == list(range(1, len(ids) + 1))  # the sweep's event continues the turn's ids
+    assert ids[:-1] == list(range(1, len(ids)))
+    assert ids[-1] > ids[-2] + 100  # the sweep's event skips past ids the dead worker may have handed out
+    assert error["answer"] == stored["answer"] != ""  # the partial answer, as the stored message keeps it
     assert ended_at - killed_at < WORKER_LEASE + SWEEP_INTERVAL + 3
     assert stored["status"] == "error"
     assert stored["error"] == WORKER_GONE
@@ -82,6 +94,27 @@ def test_another_workers_sweep_ends_the_turn_of_a_killed_worker_with_an_error_ev
     assert replay.events[-2:] == ["error", "done"]  # and so it replays, for as long as events are kept
     # The worker that is alive keeps its own turn: the sweep only ends turns whose worker is gone.
     assert on_b.events[-2:] == ["agent_end", "done"]
+
+
+def test_a_follower_ahead_of_the_log_after_its_worker_died_still_gets_the_end(tmp_path: Path) -> None:
+    # A worker hands its own followers events before Redis has stored them: killed then, its
+    # followers have seen ids the log lacks. Resumed on another worker, they still get the end.
+    with long_turn_on_a(tmp_path) as (worker_a, b, on_a):
+        on_a.nth_message(3)
+        task_id = on_a.first_data()["task_id"]
+        killed_at = kill(worker_a)
+        # Ids the log never got (more than the worker could store meanwhile: the test's own margin).
+        with open_events(b, task_id, on_a.last_id + 500) as ahead:
+            ahead.rest(limit=15)
+        ended_at = ahead.frames[-2].at
+        seen_the_end = b.get(f"/api/tasks/{task_id}/events", headers={"Last-Event-ID": str(ahead.last_id)})
+
+    assert ahead.events == ["error", "done"]
+    error = next(f for f in ahead.frames if f.event == "error")
+    assert error.data["observation"] == WORKER_GONE
+    assert error.data["answer"]  # what streamed before the worker died
+    assert ended_at - killed_at < WORKER_LEASE + SWEEP_INTERVAL + 3
+    assert seen_the_end.status_code == 204  # having seen the end, an EventSource stops
 
 
 def sqlite_status(db: Path, message_id: str) -> str:

@@ -59,6 +59,16 @@ async def test_event_ids_start_at_one_and_are_monotonic(log: EventLog) -> None:
     assert await answers(log) == [(1, "Hel"), (2, "lo"), (3, "!")]
 
 
+async def test_the_end_of_a_turn_whose_worker_died_comes_after_the_log_and_is_read_after_any_id(
+    log: EventLog,
+) -> None:
+    await log.append_many(TASK, [delta("a"), delta("b")])
+    end = await log.append_past_unseen(TASK, delta("gone"))
+    assert end > 2  # on Redis far past: ids its worker handed out unstored may lie between
+    assert await answers(log, after=2) == [(end, "gone")]
+    assert await log.append(TASK, delta("later")) == end + 1
+
+
 async def test_append_many_stores_events_in_order_with_consecutive_ids(log: EventLog) -> None:
     await log.append(TASK, delta("a"))
     assert await log.append_many(TASK, [delta("b"), delta("c"), delta("d")]) == 4

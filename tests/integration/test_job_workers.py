@@ -5,63 +5,25 @@ another worker runs the job again, and the digest's cursor keeps the second run 
 
 from __future__ import annotations
 
-import secrets
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.bench.upkeep_accounting import OfflineMemoryModel, purpose_of
-from tests.integration.job_worker_processes import job_worker
-from tests.integration.streaming_helpers import READY_WITHIN, open_chat, serving, shared_backends, wait_until
+from tests.bench.upkeep_accounting import purpose_of
+from tests.integration.job_worker_processes import FirstDigestsStall, job_settings, job_worker
+from tests.integration.streaming_helpers import READY_WITHIN, open_chat, serving, wait_until
 from tests.llm_server import ScriptedLLMServer
-from tests.llm_server_scripts import ChatContext, Reply, stall
 
 pytestmark = pytest.mark.integration
 
 QUERY = "My name is Ada Lovelace and my favourite colour is teal."
 
 
-class FirstDigestStalls:
-    """The offline memory models for every call, except that the first digest never ends (the
-    worker running it is killed meanwhile)."""
-
-    def __init__(self) -> None:
-        self._offline = OfflineMemoryModel()
-        self._lock = threading.Lock()
-        self.digests = 0
-
-    def reply(self, ctx: ChatContext) -> Reply:
-        if purpose_of(ctx.body) == "digest":
-            with self._lock:
-                self.digests += 1
-                first = self.digests == 1
-            if first:
-                return stall(seconds=600).reply(ctx)
-        return self._offline.reply(ctx)
-
-
 @pytest.fixture
 def settings(server: ScriptedLLMServer) -> Iterator[dict[str, str]]:
-    extra = {
-        "MEMAGENT_LLM__PROVIDER": "openai",
-        "MEMAGENT_LLM__BASE_URL": server.base_url,
-        "MEMAGENT_LLM__API_KEY": "sk-test",
-        "MEMAGENT_LLM__MAX_RETRIES": "0",
-        "MEMAGENT_LLM__TIMEOUT": "600",
-        "MEMAGENT_MEMORY__UPKEEP_EVERY_TURNS": "1",
-        "MEMAGENT_MEMORY__UPKEEP_LEASE": "3",  # the killed worker's lock on the conversation lapses by then
-        "MEMAGENT_AGENT__TOOLS": "[]",
-        "MEMAGENT_AGENT__USER_MEMORY": "false",
-        "MEMAGENT_JOBS__BACKEND": "redis",
-        "MEMAGENT_JOBS__QUEUE": f"memagent-test-{secrets.token_hex(4)}",
-        "MEMAGENT_JOBS__TIMEOUT": "4",
-        "MEMAGENT_JOBS__SWEEP_INTERVAL": "1",
-        "MEMAGENT_JOBS__RETRY_DELAY": "0",
-    }
-    with shared_backends(extra) as env:
+    with job_settings(server) as env:
         yield env
 
 
@@ -80,7 +42,7 @@ def title_of(client: httpx.Client, conversation_id: str) -> str:
 def test_an_upkeep_lost_with_a_killed_worker_is_finished_by_another_and_the_title_is_made_by_a_worker(
     server: ScriptedLLMServer, settings: dict[str, str], tmp_path: Path
 ) -> None:
-    script = FirstDigestStalls()
+    script = FirstDigestsStall()
     server.enqueue(*[script] * 50)
     with serving(settings, tmp_path) as api, httpx.Client(base_url=api.base_url, timeout=30) as client:
         with job_worker(settings, tmp_path, "a") as first:

@@ -202,6 +202,26 @@ def test_an_unknown_prompt_is_invalid_params_and_logs_no_traceback(keyed: tuple[
     assert "Traceback" not in service.log()
 
 
+def test_a_repeated_unknown_tool_is_logged_once_and_malformed_json_rpc_logs_no_traceback(
+    keyed: tuple[Service, Key, Key],
+) -> None:
+    service, alice, _ = keyed
+    start = len(service.log())
+    for _ in range(20):
+        answer = rpc_answer(rpc(service, alice, "/mcp", "tools/call", {"name": "no-such-tool", "arguments": {}}))
+        assert answer["result"]["isError"] is True
+    headers = {"Authorization": f"Bearer {alice.raw}", "Accept": "application/json, text/event-stream",
+               "Content-Type": "application/json"}
+    for body, code in (("{not json", -32700), ("[" * 30_000 + "]" * 30_000, -32700),
+                       (json.dumps({"jsonrpc": "1.0", "id": 1}), -32602)):
+        refused = httpx.post(f"{service.base_url}/mcp/", headers=headers, content=body, timeout=10)
+        assert (refused.status_code, refused.json()["error"]["code"]) == (400, code)
+    assert rpc_answer(rpc(service, alice, "/mcp", "no/such", {}))["error"]["code"] == -32601
+    written = service.log()[start:]
+    assert written.count("'no-such-tool'") <= 1, written  # once a minute at most, not once per call
+    assert "Traceback" not in written
+
+
 @pytest.mark.parametrize(("mode", "revision"), [("legacy", "2025-11-25"), ("2026-07-28", "2026-07-28"),
                                                 ("auto", "2026-07-28")])
 async def test_both_protocol_revisions_are_served_on_one_endpoint(

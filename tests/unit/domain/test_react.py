@@ -165,3 +165,9 @@ def test_react_instructions_teach_the_block_that_the_parser_reads() -> None:
     assert '"args"' in text
     reply = "I should check.\n" + fenced('{"name": "get_weather", "args": {"city": "Oslo"}}')
     assert parse_react_output(reply, "c").call == ToolCall("c", "get_weather", {"city": "Oslo"})
+
+
+def test_a_fenced_block_nested_past_the_parsers_depth_is_text_not_a_failure() -> None:
+    deep = "```json\n" + "[" * 100_000 + "]" * 100_000 + "\n```"
+    step = parse_react_output(f"Thinking.\n{deep}", call_id="c1")
+    assert step.call is None
