@@ -45,7 +45,7 @@ def test_jobs_lost_with_a_killed_worker_are_all_finished_within_their_timeout_no
     server: ScriptedLLMServer, settings: dict[str, str], tmp_path: Path
 ) -> None:
     script = FirstDigestsStall(LOST)
-    server.enqueue(*[script] * (LOST * 10))
+    server.answer_by(lambda body: script)  # every call, however many retries the load makes
     with serving(settings, tmp_path) as api, httpx.Client(base_url=api.base_url, timeout=30) as client:
         conversations = []
         with job_worker(settings, tmp_path, "a") as first:
