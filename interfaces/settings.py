@@ -176,7 +176,7 @@ class AgentSettings(BaseModel):
     review_response: str = "Sorry, I can't help with that."
     summary_enabled: bool = Field(True, description="keep a rolling summary of each conversation")
     stream_thoughts: bool = Field(
-        False, description="stream the text a model writes before a tool call as part of the answer"
+        False, description="mark no answer delta tentative with tools offered (a thought still leaves the answer)"
     )
     language: Literal["en", "zh"] = Field("en", description="language of the platform's rules in the system prompt")
     suggested_questions_after_answer: bool = Field(
