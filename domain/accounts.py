@@ -87,8 +87,13 @@ class ApiKey:
         if not self.id:
             raise DomainError("an API key needs an id")
         check_owner(self.owner)
-        if not self.name.strip() or len(self.name) > MAX_NAME_CHARS or not self.name.isprintable():
-            raise DomainError(f"a key name must be 1 to {MAX_NAME_CHARS} printable characters")
+        # Not `str.isprintable`: it refuses a soft hyphen, a no-break space, the joiner inside an
+        # emoji and every character a newer Unicode assigns; a name only must not be blank or
+        # hold a control character (what the API's names refuse too).
+        if not self.name.strip() or len(self.name) > MAX_NAME_CHARS or any(c < " " or c == "\x7f" for c in self.name):
+            raise DomainError(
+                f"a key name must be 1 to {MAX_NAME_CHARS} characters, not only white space, without control characters"
+            )
         if len(self.key_hash) != 64 or not set(self.key_hash) <= _HEX:
             raise DomainError("a key hash must be a SHA-256 hex digest")
         for value, what in ((self.created_at, "created_at"), (self.revoked_at, "revoked_at")):

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 MAX_NAME = 100
 MAX_DESCRIPTION = 2000
 MAX_NOTE = 2000
+# The highest version or draft revision: both are stored as a 32-bit integer (PostgreSQL's `integer`).
+MAX_VERSION = 2**31 - 1
 # The agent built from MEMAGENT_AGENT__* settings: owned by the platform, runnable by every account.
 DEFAULT_AGENT = AppId("default")
 PLATFORM_OWNER = OwnerId("platform")

@@ -57,6 +57,11 @@ class PurposeUsage:
         return self.prompt_tokens + self.completion_tokens
 
 
+def cost_of(prompt_tokens: int, completion_tokens: int, input_price: float, output_price: float) -> float:
+    """USD a call's tokens cost at prices in USD per million tokens."""
+    return (prompt_tokens * input_price + completion_tokens * output_price) / 1_000_000
+
+
 @dataclass(frozen=True, slots=True)
 class Budget:
     """USD an account or an agent may spend per UTC day and per UTC month (None: no limit)."""

@@ -74,3 +74,5 @@ def parsed_answer(text: str) -> tuple[Any, str | None]:
         return json.loads(unfenced(text)), None
     except json.JSONDecodeError as bad:
         return None, f"it is not JSON ({bad.msg} at character {bad.pos})"
+    except RecursionError:  # "[[[[…" from a model: nested past what the parser can follow
+        return None, "it is JSON nested too deep"

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from redis.asyncio import BlockingConnectionPool, Redis
@@ -37,6 +37,8 @@ from infrastructure.errors import RedisUnreachable
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+
+    from redis.commands.core import AsyncScript
 
     from application.ports.metrics import Metrics
 
@@ -109,6 +111,7 @@ class RedisClient:
         self._commands: Redis | None = None
         self._blocking: Redis | None = None
         self._driver: DriverInfo | None = None
+        self._scripts: dict[str, AsyncScript] = {}
 
     @property
     def prefix(self) -> str:
@@ -188,6 +191,15 @@ class RedisClient:
             yield
         except REDIS_FAILURES as exc:
             raise self.unavailable(error, action, exc) from exc
+
+    async def run_script(
+        self, source: str, keys: list[str], args: list[Any], error: type[ApplicationError], action: str
+    ) -> Any:
+        """A Lua script's reply (EVALSHA, loaded on first use), failures raised as `error`."""
+        if source not in self._scripts:  # registered on first use: building an adapter builds no client
+            self._scripts[source] = self.commands.register_script(source)
+        with self.translate(error, action):
+            return await self._scripts[source](keys=keys, args=args)
 
     async def ping(self) -> None:
         """Start-up check: raise `RedisUnreachable` with a one-line reason when Redis is down."""

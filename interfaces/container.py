@@ -47,6 +47,9 @@ from application.knowledge.list_datasets import ListDatasets
 from application.knowledge.queue_document import QueuedIndexing
 from application.knowledge.read_document import ReadDocument
 from application.knowledge.retrieval import Retrieval
+from application.model_calls.budgets import CheckBudgets
+from application.model_calls.cost_estimate import CostEstimate
+from application.tasks.find_task import FindTask
 from application.tasks.follow_task import FollowTask, FollowTimes
 from application.tasks.stop_message import StopMessage
 from application.tasks.stop_task import StopTask
@@ -65,7 +68,9 @@ from infrastructure.events.redis_task_control import RedisTaskControl
 from infrastructure.events.redis_task_presence import RedisTaskPresence
 from infrastructure.jobs.saq_job_queue import JobTimes, SaqJobQueue
 from infrastructure.jobs.saq_job_worker import SaqJobWorker
+from infrastructure.limits.inprocess_budget_reservations import InProcessBudgetReservations
 from infrastructure.limits.inprocess_rate_limiter import InProcessRateLimiter
+from infrastructure.limits.redis_budget_reservations import RedisBudgetReservations
 from infrastructure.limits.redis_rate_limiter import RedisRateLimiter
 from infrastructure.metrics.metered_chat_model import MeteredChatModels, MeteredEmbedder
 from infrastructure.metrics.metered_event_log import MeteredEventLog
@@ -215,6 +220,18 @@ class Container(containers.DeclarativeContainer):
     # The model profiles (`default` is chat_model itself): MEMAGENT_MODELS' keys are read when the specs are built.
     model_profiles = providers.Singleton(profile_specs, llm=config.llm, models=config.models)
     chat_models = providers.Singleton(ChatModelRegistry, default=chat_model, specs=model_profiles, tokenizer=tokenizer)
+    # Budgets hold under concurrency by reservation (budgets.py): shared by the workers when their events are (Redis).
+    budgets = providers.Singleton(
+        CheckBudgets, ledger=model_calls.ledger, clock=clock, metrics=metrics, policy=model_calls.budget_policy,
+        reservations=providers.Selector(
+            config.events.backend,
+            inprocess=providers.Singleton(InProcessBudgetReservations),
+            redis=providers.Singleton(RedisBudgetReservations, client=redis),
+        ),
+        estimate=providers.Singleton(
+            CostEstimate, tokenizer=tokenizer, models=chat_models, completion_tokens=config.budgets.completion_estimate
+        ),
+    )
     # GET /readyz: the database, Redis (when a backend uses it) and each model profile, at most every 10 s.
     check_readiness = providers.Singleton(
         CheckReadiness, clock=clock, probes=providers.Callable(
@@ -252,7 +269,7 @@ class Container(containers.DeclarativeContainer):
     memory = providers.Container(  # the tiers, their record and cache, recall, upkeep, the memory API
         MemoryContainer, config=config, database=database, redis=redis, store=message_store, tokenizer=tokenizer,
         clock=clock, spawner=spawner, jobs=job_queue, embedder=embedder, models=chat_models, metrics=metrics,
-        tracer=tracer, recorder=model_calls.record,
+        tracer=tracer, recorder=model_calls.record, budgets=budgets,
     )
     writers = providers.Container(  # titles, follow-up questions, and AfterTurn (with the upkeep)
         WritersContainer, models=chat_models, store=message_store, agents=agent_store,
@@ -308,11 +325,13 @@ class Container(containers.DeclarativeContainer):
     )
     start_turn = providers.Singleton(
         StartChatTurn, store=message_store, resolve=agents.resolve_config, launch=launch_turn, clock=clock, ids=ids,
-        limits=input_limits, quota=turn_quota, budgets=model_calls.check_budgets,
+        limits=input_limits, quota=turn_quota, budgets=budgets,
     )
+    # One lookup for following and stopping: a running turn whose record Redis lost is found in the database.
+    find_task = providers.Singleton(FindTask, tasks=task_control, messages=message_store, task_ttl=config.turn.task_ttl)
     follow_task = providers.Singleton(
-        FollowTask, tasks=task_control, events=event_log, presence=task_presence, store=message_store, clock=clock,
-        times=providers.Singleton(
+        FollowTask, find=find_task, tasks=task_control, events=event_log, presence=task_presence, store=message_store,
+        clock=clock, times=providers.Singleton(
             FollowTimes, keepalive=config.events.keepalive, client_grace=config.turn.client_grace
         ),
     )
@@ -323,7 +342,7 @@ class Container(containers.DeclarativeContainer):
             confirm_after=providers.Callable(lambda lease: lease / 2, config.turn.worker_lease),
         ),
     )
-    stop_task = providers.Singleton(StopTask, tasks=task_control, store=message_store)
+    stop_task = providers.Singleton(StopTask, find=find_task, tasks=task_control, store=message_store)
     stop_message = providers.Singleton(StopMessage, store=message_store, stop=stop_task)
     complete_chat = providers.Singleton(
         CompleteChat, models=agents.list_models, store=message_store, start=start_turn, schemas=schema_check,

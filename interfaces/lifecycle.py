@@ -65,7 +65,7 @@ async def stop_backends(container: Container) -> None:
     # cursor has the next upkeep of the conversation cover them.
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(container.memory.upkeep_scheduler().flush(), SHUTDOWN_GRACE)
-    await container.model_calls.record().flush()  # the calls the drained turns and upkeeps made
+    await container.model_calls.record().close()  # the calls the drained turns and upkeeps made: a last try
     await container.chat_models().aclose()  # the profiles' models; default is chat_model, closed below
     model = container.chat_model()
     close_model = getattr(model, "aclose", None)  # providers with a connection pool have one

@@ -48,6 +48,7 @@ from infrastructure.persistence.sqlalchemy_recall_index import SqlAlchemyRecallI
 from interfaces.config_objects import memory_policy_of
 
 if TYPE_CHECKING:
+    from application.model_calls.budgets import CheckBudgets
     from application.model_calls.record_model_calls import RecordModelCalls
     from application.ports.chat_models import ChatModels
     from application.ports.embedder import Embedder
@@ -74,6 +75,7 @@ class MemoryContainer(containers.DeclarativeContainer):
     metrics: providers.Dependency[Metrics] = providers.Dependency()
     tracer: providers.Dependency[Tracer] = providers.Dependency()
     recorder: providers.Dependency[RecordModelCalls] = providers.Dependency()  # the model-call ledger's
+    budgets: providers.Dependency[CheckBudgets] = providers.Dependency()  # upkeep reserves against them
 
     policy = providers.Singleton(memory_policy_of, memory=config.memory)
     cache = providers.Selector(
@@ -162,7 +164,7 @@ class MemoryContainer(containers.DeclarativeContainer):
         ),
         policy=policy,
         index_memory=providers.Singleton(IndexMemory, store=store, index=recall_index, embedder=memory_embedder),
-        tracer=tracer,
+        tracer=tracer, budgets=budgets,
     )
     lazy_upkeep = providers.Singleton(
         UpkeepRule, every_turns=config.memory.upkeep_every_turns, token_budget=config.memory.upkeep_token_budget,

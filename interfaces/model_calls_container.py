@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from dependency_injector import containers, providers
 
-from application.model_calls.budgets import BudgetPolicy, CheckBudgets
+from application.model_calls.budgets import BudgetPolicy
 from application.model_calls.conversation_usage import ReadConversationUsage
 from application.model_calls.record_model_calls import RecordModelCalls
 from domain.model_calls import Budget
@@ -42,13 +42,12 @@ class ModelCallsContainer(containers.DeclarativeContainer):
     ledger = providers.Singleton(SqlAlchemyModelCallLedger, database=database)
     record = providers.Singleton(RecordModelCalls, ledger=ledger, clock=clock, ids=ids)
     embeddings_price = providers.Singleton(embedding_price, embeddings=config.embeddings, llm=config.llm)
-    check_budgets = providers.Singleton(
-        CheckBudgets, ledger=ledger, clock=clock, metrics=metrics, policy=providers.Singleton(
-            BudgetPolicy,
-            account=providers.Singleton(
-                Budget, daily_usd=config.budgets.account_daily_usd, monthly_usd=config.budgets.account_monthly_usd
-            ),
-            warn_at=config.budgets.warn_at, cache_ttl=config.budgets.cache_ttl,
+    # CheckBudgets itself is the main container's: its reservations and estimates need Redis and the models.
+    budget_policy = providers.Singleton(
+        BudgetPolicy,
+        account=providers.Singleton(
+            Budget, daily_usd=config.budgets.account_daily_usd, monthly_usd=config.budgets.account_monthly_usd
         ),
+        warn_at=config.budgets.warn_at, cache_ttl=config.budgets.cache_ttl,
     )
     read_usage = providers.Singleton(ReadConversationUsage, store=store, ledger=ledger)

@@ -375,8 +375,11 @@ class MetricsSettings(BaseModel):
 class BudgetsSettings(BaseModel):
     """USD an account may spend on model calls per UTC day and month (unset: no limit), from the
     model-call ledger; an agent's own budget is in its config. A turn starts with a warning counted
-    at `warn_at` of a budget, and is refused (402 `budget_exceeded`) once a budget is spent. A sum is
-    reused `cache_ttl` seconds: how late a crossed budget may be noticed."""
+    at `warn_at` of a budget, and is refused (402 `budget_exceeded`) once a budget is spent or held
+    by running turns: each reserves its estimate (its prompt, plus `max_tokens` or
+    `completion_estimate` tokens) while it runs, shared by every worker with
+    MEMAGENT_EVENTS__BACKEND=redis (application/model_calls/budgets.py). A sum is reused `cache_ttl`
+    seconds."""
 
     account_daily_usd: float | None = Field(
         None, ge=0, le=MAX_BUDGET_USD, allow_inf_nan=False, description="USD per account per UTC day")
@@ -384,6 +387,8 @@ class BudgetsSettings(BaseModel):
         None, ge=0, le=MAX_BUDGET_USD, allow_inf_nan=False, description="USD per account per UTC month")
     warn_at: float = Field(0.8, gt=0, le=1, description="the share of a budget that counts a warning")
     cache_ttl: float = Field(5.0, ge=0, description="seconds a budget's spend sum is reused")
+    completion_estimate: int = Field(
+        1024, ge=1, le=1_000_000, description="tokens a turn's answer is expected to take, when no max_tokens is set")
 
 
 class LimitsSettings(BaseModel):

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from application.errors import Conflict, NotFound, StoreUnavailable
 from application.ports.message_store import ConversationListing, MessageStore
+from application.ports.task_messages import TaskMessages
 from domain.chat_completions import fingerprint_of
 from domain.conversation import Conversation, Message, MessageAgentThought, MessageStatus
 
@@ -15,11 +16,11 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from application.ports.message_store import ConversationFilter
-    from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId
+    from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId, TaskId
     from domain.model_calls import ModelCall
 
 
-class FakeMessageStore(MessageStore):
+class FakeMessageStore(MessageStore, TaskMessages):
     def __init__(self) -> None:
         self.conversations: dict[str, Conversation] = {}
         self.messages: dict[str, Message] = {}
@@ -85,6 +86,10 @@ class FakeMessageStore(MessageStore):
             return None
         conversation = self.conversations.get(found.conversation_id)
         return found if conversation is None or conversation.deleted_at is None else None
+
+    async def message_of_task(self, task_id: TaskId, owner: OwnerId) -> Message | None:
+        found = next((m for m in self.messages.values() if m.task_id == task_id), None)
+        return None if found is None else await self.get_message(found.id, owner)
 
     async def recent_messages(self, conversation_id: ConversationId, limit: int) -> list[Message]:
         done = [m for m in self._of(conversation_id) if m.is_history]

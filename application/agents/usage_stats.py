@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from application.agents.access import visible_agent
 from application.errors import InvalidInput
 from application.ports.usage_stats import DayStats, UsageFigures
+from domain.agents import MAX_VERSION
 
 if TYPE_CHECKING:
     from application.ports.agent_store import AgentStore
@@ -19,7 +20,6 @@ if TYPE_CHECKING:
 
 DEFAULT_DAYS = 30  # without `from`: the last 30 days, today included
 MAX_DAYS = 366  # a leap year; a longer window is a report, not a dashboard
-MAX_VERSION = 2**31
 # Exactly YYYY-MM-DD: `date.fromisoformat` would also take 20260101 and week dates.
 _DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from application.chat_turn.tool_round import ToolRound
 from application.errors import InvalidOutput, ModelNotReached
+from application.off_loop import parsed
 from domain.agent import AgentMode, ModelParams
 from domain.client_tools import AUTO
 from domain.messages import Block, Msg, Role, TextBlock, ToolResultBlock, ToolUseBlock, Usage
@@ -124,7 +125,7 @@ class AgentLoop:
             release = _release(react, bool(offered), stream_thoughts, output)
             reply = await self._step(messages, offered, release, _choosing(params, choice, bool(offered)))
             if react and not reply.blocked:
-                reply = self._parse_react(reply)
+                reply = await self._parse_react(reply)
             if not reply.calls or reply.blocked:
                 if output is not None and output.checked and not reply.blocked:
                     reply = await self._repaired(messages, reply, output, params)
@@ -191,11 +192,11 @@ class AgentLoop:
         """The tokens of a call the server reported no usage for, counted here."""
         return Usage(self._tokenizer.count(prompt), self._tokenizer.count(text), estimated=True)
 
-    def _parse_react(self, reply: StepReply) -> StepReply:
-        parsed = parse_react_output(reply.text, call_id=self._ids.new_id())
-        if parsed.call is None:
+    async def _parse_react(self, reply: StepReply) -> StepReply:
+        step = await parsed(parse_react_output, reply.text, call_id=self._ids.new_id())
+        if step.call is None:
             return reply
-        reply.text, reply.calls = parsed.thought, [_storable_call(parsed.call)]
+        reply.text, reply.calls = step.thought, [_storable_call(step.call)]
         return reply
 
     async def _replace(self, reply: StepReply) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from application.off_loop import parsed
 from domain.agent import ModelParams
 from domain.structured_output import OutputKind, parsed_answer
 
@@ -44,7 +45,7 @@ class OutputCheck:
 
     async def problem(self, answer: str) -> str | None:
         """What is wrong with `answer` (one line), or None when it passes."""
-        value, problem = parsed_answer(answer)
+        value, problem = await parsed(parsed_answer, answer)
         if problem is not None:
             return problem
         if self.format.kind is OutputKind.JSON_OBJECT:

@@ -33,7 +33,8 @@ log = logging.getLogger(__name__)
 
 class SaveOutcome:
     """`ledger`: the turn's own model calls are saved with its outcome, and those a failed save
-    could not keep are handed to the ledger's writer; None: the writer records them all."""
+    could not keep are handed to the ledger's writer, which keeps them until the database takes
+    them (record_model_calls.py); None: the writer records them all."""
 
     def __init__(self, store: MessageStore, retry_for: float = 10.0, ledger: RecordModelCalls | None = None) -> None:
         self._store = store

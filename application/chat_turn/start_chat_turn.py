@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from application.chat_turn.turn import ChatRequest, Turn, TurnHandle
-from application.errors import ApplicationError, Forbidden, InvalidInput, NotFound
+from application.errors import ApplicationError, Conflict, Forbidden, InvalidInput, NotFound
 from domain.agents import DEFAULT_AGENT, EntryPoint
 from domain.conversation import Conversation, Message, MessageStatus, TurnOutcome
 from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId, TaskId
@@ -73,15 +73,28 @@ class StartChatTurn:
             agent_version=resolved.version, draft_revision=resolved.draft_revision, entry_point=request.entry.value,
             end_user=speaker, agent_id=resolved.agent_id, parent_message_id=request.parent_message_id,
         )
-        if self._budgets is not None:  # refused like a rate limit: before the query is stored
-            await self._budgets(request.owner, resolved.agent_id, resolved.config.budget)
-        # Refused like invalid input: before the query is stored (turn_quota.py).
-        admission = await self._quota.admit(request, message.task_id, resolved.agent_id, resolved.config.limits)
+        admission = await self._admit(request, message, resolved)
         try:
             return await self._open(request, message, new, resolved, admission)
         except BaseException:
             await admission.end()  # the turn never ran: its slots are free at once
             raise
+
+    async def _admit(self, request: ChatRequest, message: Message, resolved: ResolvedConfig) -> Admission:
+        """Refused like invalid input, before the query is stored: its budget reservation, then its
+        rate limits (turn_quota.py, application/model_calls/budgets.py)."""
+        budget = None
+        if self._budgets is not None:
+            budget = await self._budgets.for_turn(
+                request.owner, resolved.agent_id, resolved.config, request.query, message.task_id
+            )
+        try:
+            admission = await self._quota.admit(request, message.task_id, resolved.agent_id, resolved.config.limits)
+        except BaseException:
+            if budget is not None:
+                await budget.end(None)  # refused: it spent nothing
+            raise
+        return admission.reserving(budget)
 
     async def _open(
         self, request: ChatRequest, message: Message, new: Conversation | None, resolved: ResolvedConfig,
@@ -121,11 +134,13 @@ class StartChatTurn:
             self._remember(conversation)
         if not viewer.sees(conversation):
             raise NotFound(f"Conversation {request.conversation_id!r} was not found.")
+        # A well-formed request naming a conversation that exists but cannot go on here: a
+        # conflict with that conversation, as a client sees it, not a malformed value.
         if wanted is not None and wanted != conversation.app_id:
-            raise InvalidInput(f"Conversation {request.conversation_id!r} belongs to agent {conversation.app_id!r}.")
+            raise Conflict(f"Conversation {request.conversation_id!r} belongs to agent {conversation.app_id!r}.")
         if conversation.is_debug != (request.entry is EntryPoint.DEBUGGER):
             kind = "a debugger" if conversation.is_debug else "a published agent's"
-            raise InvalidInput(f"Conversation {request.conversation_id!r} is {kind} conversation.")
+            raise Conflict(f"Conversation {request.conversation_id!r} is {kind} conversation.")
         return conversation.app_id, conversation.end_user
 
     def _remember(self, conversation: Conversation) -> None:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable
 
     from application.chat_turn.turn import ChatRequest
+    from application.model_calls.budget_hold import BudgetHold
     from application.ports.metrics import Metrics
     from application.ports.rate_limits import RateLimiter
     from application.ports.runtime import Clock
@@ -45,32 +46,46 @@ class QuotaDefaults:
 
 
 class Admission:
-    """A turn's hold on its slots: renewed while it runs (`hold`), given back once (`end`)."""
+    """A turn's hold on its slots and its budget reservation: renewed while it runs (`hold`),
+    given back once (`end`)."""
 
     def __init__(
-        self, quota: TurnQuota | None = None, turn: TaskId | None = None, quotas: tuple[Quota, ...] = ()
+        self, quota: TurnQuota | None = None, turn: TaskId | None = None, quotas: tuple[Quota, ...] = (),
+        budget: BudgetHold | None = None,
     ) -> None:
-        self._quota, self._turn, self._quotas = quota, turn, quotas
+        self._quota, self._turn, self._quotas, self._budget = quota, turn, quotas, budget
         self._ended = False
 
+    def reserving(self, budget: BudgetHold | None) -> Admission:
+        """This admission, also holding the turn's budget reservation."""
+        return self if budget is None else Admission(self._quota, self._turn, self._quotas, budget)
+
     async def hold(self, work: Awaitable[None]) -> None:
-        """Runs `work` (the turn), renewing the slots, and gives them back however it ends."""
-        if self._quota is None or self._turn is None:
-            await work
-            return
-        renewing = asyncio.create_task(self._quota.renew_while(self._turn, self._quotas))
+        """Runs `work` (the turn), renewing the slots and the reservation, and gives them back however it ends."""
+        renewals = []
+        if self._quota is not None and self._turn is not None:
+            renewals.append(asyncio.create_task(self._quota.renew_while(self._turn, self._quotas)))
+        if self._budget is not None:
+            renewals.append(asyncio.create_task(self._budget.renew_while()))
         try:
             await work
         finally:
-            renewing.cancel()
-            await self.end()
+            for renewing in renewals:
+                renewing.cancel()
+            await self.end(ran=True)
 
-    async def end(self, usage: Usage | None = None) -> None:
-        """The turn ended, having consumed `usage` (None: unknown): its slots are free."""
-        if self._ended or self._quota is None or self._turn is None:
+    async def end(self, usage: Usage | None = None, ran: bool = False) -> None:
+        """The turn ended, having consumed `usage` (None: unknown): its slots are free, and its
+        reservation is settled at its price; at the estimate when a turn that `ran` has no usage
+        (it failed before its end), released when it never ran."""
+        if self._ended:
             return
         self._ended = True
-        await self._quota.release(self._turn, self._quotas, usage.total_tokens if usage is not None else 0)
+        if self._budget is not None:
+            cost = usage.price if usage is not None else self._budget.estimate if ran else None
+            await self._budget.end(cost, written=usage is not None)
+        if self._quota is not None and self._turn is not None:
+            await self._quota.release(self._turn, self._quotas, usage.total_tokens if usage is not None else 0)
 
 
 NO_LIMITS = Admission()  # a turn no limit applies to (and one built outside StartChatTurn)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from application.best_effort import best_effort
 from application.errors import ApplicationError
+from application.model_calls.budgets import BudgetExceeded
 from application.ports.tracing import NO_TRACER, SpanName, Tracer
 from domain.memory_summary import SUMMARY_CATCH_UP
 
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from application.memory.extract_entities import ExtractEntities
     from application.memory.fold_archive import FoldArchive
     from application.memory.index_memory import IndexMemory
+    from application.model_calls.budgets import CheckBudgets
     from application.ports.memory_store import UpkeepLedger
     from domain.agent import AgentConfig
     from domain.conversation import Message
@@ -61,6 +63,7 @@ class MemoryUpkeep:
         policy: MemoryPolicy,
         index_memory: IndexMemory | None = None,
         tracer: Tracer = NO_TRACER,
+        budgets: CheckBudgets | None = None,
     ) -> None:
         self._ledger = ledger
         self._extract = extract_entities
@@ -69,6 +72,7 @@ class MemoryUpkeep:
         self._policy = policy
         self._index = index_memory
         self._tracer = tracer
+        self._budgets = budgets  # None: no budgets (application/model_calls/budgets.py)
 
     @property
     def extracts_inline(self) -> bool:
@@ -102,12 +106,26 @@ class MemoryUpkeep:
                     # The turns that joined while it waited for the lock are its own too: read from
                     # further back, a digest of only the newest few would skip them (and their facts).
                     config, newest, turns = pending.config, pending.turns[-1], len(pending.turns)
-                await self._jobs(config, newest, turns)
+                await self._budgeted(config, newest, turns)
         except ApplicationError as failure:  # the lock or the upkeep state could not be had
             log.warning("memory upkeep of conversation %s skipped: %s", conversation_id, failure.message)
         finally:
             if pending is not None:
                 pending.closed = True
+
+    async def _budgeted(self, config: AgentConfig, newest: Message, turns: int) -> None:
+        """The jobs, under a reservation of their estimate when a budget applies; skipped when the
+        budget is spent: the turns wait in the window for the next upkeep once it has room."""
+        hold = None
+        if self._budgets is not None:
+            holder = f"upkeep:{newest.conversation_id}:{newest.id}"
+            try:
+                hold = await self._budgets.for_upkeep(newest.owner, config, holder)
+            except BudgetExceeded as spent:
+                log.info("memory upkeep of conversation %s skipped: %s", newest.conversation_id, spent.message)
+                return
+        jobs = self._jobs(config, newest, turns)
+        await (jobs if hold is None else hold.during(jobs))
 
     async def _jobs(self, config: AgentConfig, newest: Message, turns: int) -> None:
         conversation_id = newest.conversation_id

@@ -13,7 +13,8 @@ if TYPE_CHECKING:
 
 class ModelCallLedger(Protocol):
     async def add(self, calls: Sequence[ModelCall]) -> None:
-        """Write the calls in one transaction. Raises `StoreUnavailable`."""
+        """Write the calls in one transaction; a call already written (by its id) is left as it is, so
+        a batch tried again writes none twice. Raises `StoreUnavailable`."""
         ...
 
     async def conversation_usage(self, conversation_id: str) -> list[PurposeUsage]:

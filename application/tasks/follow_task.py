@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from application.ports.runtime import Clock
     from application.ports.task_control import TaskControl, TaskInfo
     from application.ports.task_presence import TaskPresence
+    from application.tasks.find_task import FindTask
     from domain.ids import TaskId
     from domain.viewers import Viewer
 
@@ -28,9 +29,10 @@ class FollowTimes:
 
 class FollowTask:
     def __init__(
-        self, tasks: TaskControl, events: EventLog, presence: TaskPresence, store: MessageStore, clock: Clock,
-        times: FollowTimes,
+        self, find: FindTask, tasks: TaskControl, events: EventLog, presence: TaskPresence, store: MessageStore,
+        clock: Clock, times: FollowTimes,
     ) -> None:
+        self._find = find
         self._tasks = tasks
         self._store = store
         self._events = events
@@ -40,10 +42,8 @@ class FollowTask:
 
     async def owned(self, task_id: TaskId, viewer: Viewer) -> TaskInfo:
         """The task if the viewer may see it and its conversation was not deleted; anyone else is
-        told it does not exist."""
-        info = await self._tasks.get(task_id)
-        if info is None or not info.visible_to(viewer):
-            raise NotFound(f"Task {task_id!r} was not found.")
+        told it does not exist (FindTask: a running turn is found even when TaskControl lost it)."""
+        info = await self._find(task_id, viewer)
         if await self._store.get_conversation(info.conversation_id, info.owner) is None:
             raise NotFound(f"Task {task_id!r} was not found.")
         return info

@@ -8,6 +8,9 @@ A stop can come too late: the turn may end on its own between the request and th
 stop then waits (for at most `settle` seconds, polling the record with a growing interval) for
 the turn's stored status: `stop` when the stop took effect; a turn that ended otherwise first is
 a `Conflict` naming its final status; a turn still running after `settle` is reported as such.
+
+The task is found by FindTask, so a stop still reaches a running turn whose record TaskControl
+lost (Redis flushed or restarted mid-turn).
 """
 
 from __future__ import annotations
@@ -21,21 +24,21 @@ from domain.conversation import MessageStatus
 if TYPE_CHECKING:
     from application.ports.message_store import MessageStore
     from application.ports.task_control import TaskControl, TaskInfo
+    from application.tasks.find_task import FindTask
     from domain.ids import TaskId
     from domain.viewers import Viewer
 
 
 class StopTask:
-    def __init__(self, tasks: TaskControl, store: MessageStore, settle: float = 5.0) -> None:
+    def __init__(self, find: FindTask, tasks: TaskControl, store: MessageStore, settle: float = 5.0) -> None:
+        self._find = find
         self._tasks = tasks
         self._store = store
         self._settle = settle
 
     async def __call__(self, task_id: TaskId, viewer: Viewer) -> MessageStatus:
         """`STOP` once the turn stopped, or `RUNNING` when it had not ended within `settle` seconds."""
-        info = await self._tasks.get(task_id)
-        if info is None or not info.visible_to(viewer):
-            raise NotFound(f"Task {task_id!r} was not found.")
+        info = await self._find(task_id, viewer)
         await self._refuse_if_finished(info)
         if not await self._tasks.request_stop(task_id, viewer.owner):
             raise NotFound(f"Task {task_id!r} was not found.")

@@ -22,8 +22,6 @@ from application.ports.rate_limits import DAY, RPM_WINDOW, SLOT_RETRY, Quota, Ra
 from domain.rate_limits import LimitName
 
 if TYPE_CHECKING:
-    from redis.commands.core import AsyncScript
-
     from infrastructure.redis_client import RedisClient
 
 # KEYS: per quota its requests, turns and tokens keys. ARGV: now, lease, turn, window, then per
@@ -91,13 +89,6 @@ end
 class RedisRateLimiter(RateLimiter):
     def __init__(self, client: RedisClient) -> None:
         self._client = client
-        self._scripts: dict[str, AsyncScript] = {}
-
-    def _script(self, source: str) -> AsyncScript:
-        # Registered on first use so that building the adapter does not build the client.
-        if source not in self._scripts:
-            self._scripts[source] = self._client.commands.register_script(source)
-        return self._scripts[source]
 
     def _key(self, quota: Quota, *parts: str) -> str:
         return self._client.key("limits", quota.scope.value, quota.subject, *parts)
@@ -139,5 +130,4 @@ class RedisRateLimiter(RateLimiter):
         await self._run(_RELEASE, keys, args, "giving back a turn's slot")
 
     async def _run(self, source: str, keys: list[str], args: list[Any], action: str) -> Any:
-        with self._client.translate(EventStoreUnavailable, action):
-            return await self._script(source)(keys=keys, args=args)
+        return await self._client.run_script(source, keys, args, EventStoreUnavailable, action)

@@ -99,7 +99,7 @@ class OpenAIChatModel(ChatModel):
             while (chunk := await self._read(upstream)) is not None:
                 if text := reader.feed(chunk):
                     yield ModelChunk(text=text)
-            for tail in reader.finish():
+            for tail in await reader.finish():
                 yield tail
         finally:  # also on aclose() and cancellation
             await upstream.close()

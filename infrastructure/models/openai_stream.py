@@ -117,13 +117,13 @@ class ChunkReader:
                 self._calls.add(int(call["index"]), call.get("id"), function.get("name"), function.get("arguments"))
         return text
 
-    def finish(self) -> list[ModelChunk]:
+    async def finish(self) -> list[ModelChunk]:
         """Tool calls (if any), then usage (if the server sent it; else the loop counts tokens); the
         last of them carries the finish reason (`choices[0].finish_reason`), alone if there is none."""
         if self._finish_reason is None:
             raise ModelError("The model's stream ended before the reply was finished.")
         tail: list[ModelChunk] = []
-        calls = self._calls.calls(self._names)
+        calls = await self._calls.calls(self._names)
         if calls:
             tail.append(ModelChunk(tool_calls=calls))
         if self._usage is not None:

@@ -8,6 +8,7 @@ from urllib.parse import urlsplit
 
 from domain.agent import ModelCapabilities
 from domain.messages import Usage
+from domain.model_calls import cost_of
 from infrastructure.models.capabilities import capabilities_for
 from infrastructure.models.price_table import with_built_in
 
@@ -23,7 +24,7 @@ class TokenPrice:
     output: float
 
     def usage(self, prompt_tokens: int, completion_tokens: int) -> Usage:
-        price = (prompt_tokens * self.input + completion_tokens * self.output) / 1_000_000
+        price = cost_of(prompt_tokens, completion_tokens, self.input, self.output)
         return Usage(prompt_tokens, completion_tokens, round(price, 10))
 
 

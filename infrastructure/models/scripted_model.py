@@ -15,8 +15,9 @@ import asyncio
 import bisect
 import json
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from application.off_loop import parsed
 from application.ports.chat_model import ChatModel, ModelChunk
 from domain.agent import ModelCapabilities
 from domain.messages import Msg, Role, ToolResultBlock, Usage
@@ -58,6 +59,19 @@ def tool_marker(text: str) -> tuple[str, str | None] | None:
     return None
 
 
+def tool_request(text: str) -> tuple[str, dict[str, Any]] | None:
+    """The first marker's tool name and arguments (`{}` when it has none, or they are not JSON)."""
+    marker = tool_marker(text)
+    if marker is None:
+        return None
+    name, braces = marker
+    try:
+        arguments = json.loads(braces) if braces else {}
+    except (ValueError, RecursionError):  # not JSON, or nested too deep
+        arguments = {}
+    return name, arguments
+
+
 class ScriptedChatModel(ChatModel):
     def __init__(self, tokenizer: Tokenizer, chunk_words: int = 3, chunk_delay: float = 0.0) -> None:
         self._tokenizer = tokenizer
@@ -78,7 +92,7 @@ class ScriptedChatModel(ChatModel):
         """`params` are ignored: the answers are scripted, not sampled, and never cut at
         `max_tokens`, so an answer ends with "stop" (a tool call with "tool_calls")."""
         prompt_tokens = sum(self._tokenizer.count(m.text) for m in messages)
-        call = self._requested_call(messages, tools)
+        call = await self._requested_call(messages, tools)
         if call is not None:
             thought = f"{LABEL} Calling {call.name} as asked."
             yield ModelChunk(text=thought)
@@ -95,17 +109,13 @@ class ScriptedChatModel(ChatModel):
             await asyncio.sleep(self._chunk_delay)
         yield ModelChunk(usage=Usage(prompt_tokens, self._tokenizer.count(answer)), finish_reason="stop")
 
-    def _requested_call(self, messages: Sequence[Msg], tools: Sequence[ToolSpec]) -> ToolCall | None:
+    async def _requested_call(self, messages: Sequence[Msg], tools: Sequence[ToolSpec]) -> ToolCall | None:
         if not messages or messages[-1].role is not Role.USER:
             return None  # a tool has already answered in this turn
-        marker = tool_marker(messages[-1].text)
-        if marker is None or marker[0] not in {t.name for t in tools}:
+        request = await parsed(tool_request, messages[-1].text)
+        if request is None or request[0] not in {t.name for t in tools}:
             return None
-        name, braces = marker
-        try:
-            arguments = json.loads(braces) if braces else {}
-        except (ValueError, RecursionError):  # not JSON, or nested too deep
-            arguments = {}
+        name, arguments = request
         return ToolCall(id=f"call_{len(messages)}", name=name, arguments=arguments)
 
     def _answer(self, messages: Sequence[Msg]) -> str:

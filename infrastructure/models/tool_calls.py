@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from application.errors import ModelError
+from application.off_loop import parsed
 from domain.tools import ToolCall, parse_arguments
 
 if TYPE_CHECKING:
@@ -39,14 +40,15 @@ class ToolCallAssembler:
         if arguments:
             pending.arguments.append(arguments)
 
-    def calls(self, names: ToolNames) -> tuple[ToolCall, ...]:
+    async def calls(self, names: ToolNames) -> tuple[ToolCall, ...]:
+        """The calls, by index; long arguments (a file's text, a whole document) parsed off the loop."""
         if any(not p.name for p in self._pending.values()):
             raise ModelError("The model sent a tool call without a tool name.")
-        return tuple(
+        return tuple([
             ToolCall(
                 id=p.id or f"call_{uuid.uuid4().hex[:24]}",  # a few local servers send no id
                 name=names.domain(p.name),
-                arguments=parse_arguments("".join(p.arguments)),
+                arguments=await parsed(parse_arguments, "".join(p.arguments)),
             )
             for _, p in sorted(self._pending.items())
-        )
+        ])

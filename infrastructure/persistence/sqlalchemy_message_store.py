@@ -9,6 +9,7 @@ from sqlalchemy import Executable, Select, select
 
 from application.errors import Conflict, NotFound
 from application.ports.message_store import ConversationListing, MessageStore
+from application.ports.task_messages import TaskMessages
 from domain.conversation import Conversation, Message, MessageAgentThought, MessageStatus
 from domain.ids import ConversationId
 from infrastructure.persistence.conversation_statements import (
@@ -60,14 +61,14 @@ if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncConnection
 
     from application.ports.message_store import ConversationFilter
-    from domain.ids import AppId, EndUserId, MessageId, OwnerId
+    from domain.ids import AppId, EndUserId, MessageId, OwnerId, TaskId
     from domain.model_calls import ModelCall
     from infrastructure.persistence.database import Database
 
 MAX_SIBLINGS = 1000  # a regeneration's chain of parents is walked at most this far
 
 
-class SqlAlchemyMessageStore(MessageStore):
+class SqlAlchemyMessageStore(MessageStore, TaskMessages):
     """Each method is one transaction; every database failure surfaces as `StoreUnavailable`."""
 
     def __init__(self, database: Database) -> None:
@@ -166,6 +167,19 @@ class SqlAlchemyMessageStore(MessageStore):
                 .join(ConversationRow, ConversationRow.id == MessageRow.conversation_id)
                 .where(
                     MessageRow.id == message_id,
+                    MessageRow.owner == owner,
+                    ConversationRow.deleted_at.is_(None),
+                )
+            )
+        return message_to_domain(row) if row is not None else None
+
+    async def message_of_task(self, task_id: TaskId, owner: OwnerId) -> Message | None:
+        async with self._db.transaction("message_of_task") as session:  # along the unique index on task_id
+            row = await session.scalar(
+                select(MessageRow)
+                .join(ConversationRow, ConversationRow.id == MessageRow.conversation_id)
+                .where(
+                    MessageRow.task_id == task_id,
                     MessageRow.owner == owner,
                     ConversationRow.deleted_at.is_(None),
                 )

@@ -1,9 +1,10 @@
 """The model-call ledger in SQL (`model_calls`, migration 0008), on SQLite and PostgreSQL.
 
-Written in batches (one multi-row INSERT per batch); read back only as sums, each one indexed
-statement: a conversation's by purpose (`ix_model_calls_conversation`), an owner's or an agent's
-spend since a time (`ix_model_calls_owner_created`, `ix_model_calls_agent_created`). An agent's
-upkeep for its stats is read by `sqlalchemy_usage_stats`.
+Written in batches (one multi-row INSERT per batch; a call already there, by id, is left as it is,
+so a batch the writer tries again after a lost commit writes none twice); read back only as sums,
+each one indexed statement: a conversation's by purpose (`ix_model_calls_conversation`), an owner's
+or an agent's spend since a time (`ix_model_calls_owner_created`, `ix_model_calls_agent_created`).
+An agent's upkeep for its stats is read by `sqlalchemy_usage_stats`.
 """
 
 from __future__ import annotations

@@ -7,15 +7,16 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from domain.agent_config_codec import MAX_ITEM, MAX_ITEMS, MAX_TEXT, config_to_dict
-from domain.agents import MAX_DESCRIPTION, MAX_NAME, MAX_NOTE, PLATFORM_OWNER
+from domain.agents import MAX_DESCRIPTION, MAX_NAME, MAX_NOTE, MAX_VERSION, PLATFORM_OWNER
 from domain.model_calls import MAX_BUDGET_USD
 from domain.rate_limits import MAX_LIMIT, LimitName
-from interfaces.http.schemas import NO_NUL, SOME_TEXT, JsonInt, UnicodeText
+from interfaces.http.schemas import NO_NUL, SOME_TEXT, JsonInt, SomeText, UnicodeText
 
 if TYPE_CHECKING:
     from domain.agents import Agent, AgentVersion
 
-Name = Annotated[UnicodeText, Field(min_length=1, max_length=MAX_NAME, pattern=r"\S")]
+# Not only white space, as the domain checks it (`str.strip`): SomeText says so in the schema too.
+Name = Annotated[SomeText, Field(min_length=1, max_length=MAX_NAME, pattern=r"\S")]
 Description = Annotated[UnicodeText, Field(max_length=MAX_DESCRIPTION)]
 _TEXT = {"type": "string", "maxLength": MAX_TEXT, "pattern": NO_NUL}
 _FLAG = {"type": "boolean"}
@@ -88,7 +89,7 @@ class ChangeAgentBody(BaseModel):
 class DraftBody(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    revision: JsonInt = Field(ge=1, le=2**31, description="The revision the editor read: a newer one is a 409.")
+    revision: JsonInt = Field(ge=1, le=MAX_VERSION, description="The revision the editor read: a newer one is a 409.")
     config: Config
 
 

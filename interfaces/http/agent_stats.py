@@ -6,25 +6,30 @@ from typing import Annotated, Any
 from dependency_injector.wiring import Provide, inject
 from fastapi import APIRouter, Depends, Query
 
-from application.agents.usage_stats import MAX_DAYS, MAX_VERSION, ReadUsageStats
+from application.agents.usage_stats import MAX_DAYS, ReadUsageStats
 from application.ports.usage_stats import UsageFigures, UsageReport
+from domain.agents import MAX_VERSION
 from domain.ids import AppId
 from interfaces.http.agents import AgentPath, Owner
 from interfaces.http.openapi import ERROR_RESPONSES
 
 router = APIRouter(responses=ERROR_RESPONSES, tags=["agents"])
 
-# The shape is checked here; whether it is a real day (not 2026-02-30) by the use case.
-_DAY = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+# A day as RFC 3339's full-date that Python's `date` can hold: month 01-12, day 01-31, year 0001
+# on (no lookahead: pydantic's pattern engine has none). Whether the day exists (not 2026-02-30),
+# and whether the window is one (`to` not before `from`, at most MAX_DAYS days), the use case
+# checks: a 422 the schema can say in words only.
+_DAY = r"^(?:[0-9]{3}[1-9]|[0-9]{2}[1-9]0|[0-9][1-9]00|[1-9]000)-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])$"
+_WINDOW = f"`to` not before `from`, at most {MAX_DAYS} days in all (else 422)"
 From = Annotated[
     str | None,
-    Query(alias="from", min_length=10, max_length=10, pattern=_DAY,
-          description="The first UTC day (YYYY-MM-DD), included; default: 29 days before `to`."),
+    Query(alias="from", min_length=10, max_length=10, pattern=_DAY, json_schema_extra={"format": "date"},
+          description=f"The first UTC day (YYYY-MM-DD), included; default: 29 days before `to`. {_WINDOW}."),
 ]
 To = Annotated[
     str | None,
-    Query(alias="to", min_length=10, max_length=10, pattern=_DAY,
-          description=f"The last UTC day (YYYY-MM-DD), included; default: today. At most {MAX_DAYS} days in all."),
+    Query(alias="to", min_length=10, max_length=10, pattern=_DAY, json_schema_extra={"format": "date"},
+          description=f"The last UTC day (YYYY-MM-DD), included; default: today. {_WINDOW}."),
 ]
 Version = Annotated[int | None, Query(ge=1, le=MAX_VERSION, description="Only the turns of this published version.")]
 

@@ -12,7 +12,7 @@ from application.agents.manage_versions import ActivateVersion, RestoreVersion
 from application.agents.publish_agent import PublishAgent
 from application.agents.read_agents import DiffVersions, GetAgent, GetVersion, ListAgents, ListVersions
 from application.agents.save_draft import SaveDraft
-from domain.agents import AgentStatus
+from domain.agents import MAX_VERSION, AgentStatus
 from domain.ids import AppId, OwnerId
 from interfaces.http.agent_schemas import (
     ChangeAgentBody,
@@ -31,7 +31,7 @@ router = APIRouter(responses=ERROR_RESPONSES, tags=["agents"])
 
 Owner = Annotated[OwnerId, Depends(current_owner)]
 AgentPath = Annotated[UnicodeText, Path(min_length=1, max_length=64)]
-VersionPath = Annotated[int, Path(ge=1, le=2**31)]
+VersionPath = Annotated[int, Path(ge=1, le=MAX_VERSION)]
 
 
 @router.post("/api/agents", status_code=201)

@@ -42,6 +42,8 @@ def upload_bound(max_document_bytes: int) -> int:
     return max_document_bytes * JSON_ESCAPE_FACTOR + MULTIPART_OVERHEAD
 
 
+# The fields of a multipart upload, as its schema in `add_document` lists them.
+MULTIPART_FIELDS = ("file", "name")
 # What `document_type` takes as a declared type: a text one, or one that says nothing, with parameters.
 _DECLARED = "|".join(any_case(kind) for kind in (*MEDIA_TYPES, *(t for t in UNKNOWN_TYPES if t)))
 MEDIA_TYPE_PATTERN = rf"^[{WHITE_SPACE}]*(?:{_DECLARED})?[{WHITE_SPACE}]*(?:;[^\x00]*)?$"
@@ -223,6 +225,14 @@ async def _multipart_document(request: Request, limit: int) -> tuple[str, bytes 
     """The name, content and declared type of a multipart upload: field `file` (a file part, or a
     plain field holding the text), and `name` if given, else the file part's name."""
     form = await _capped(request, limit + MULTIPART_OVERHEAD, limit).form(max_files=1, max_fields=4)
+    # As a JSON body's unknown member is refused (and the schema says `additionalProperties: false`):
+    # a misspelt field (`fiel`, `filename`) would otherwise be dropped without a word.
+    unknown = next((field for field in form if field not in MULTIPART_FIELDS), None)
+    if unknown is not None:
+        raise RequestValidationError(
+            [{"type": "extra_forbidden", "loc": ("body", unknown or "''"),
+              "msg": "an unknown field (a multipart upload has only `file` and `name`)"}]
+        )
     upload, name = form.get("file"), form.get("name")
     named = name if isinstance(name, str) and name else None
     if isinstance(upload, UploadFile):

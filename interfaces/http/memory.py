@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from dependency_injector.wiring import Provide, inject
 from fastapi import APIRouter, Depends, Path
 from fastapi.responses import Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from application.memory.conversation_memory import ConversationMemory, MemoryView
 from domain.ids import ConversationId, OwnerId
@@ -16,17 +16,23 @@ from domain.memory_archive import ArchiveEntry
 from domain.memory_entities import MAX_ENTITY_TYPE, MAX_ENTITY_VALUE, Entity
 from interfaces.http.openapi import ERROR_RESPONSES
 from interfaces.http.owner import current_owner
-from interfaces.http.schemas import UnicodeText
+from interfaces.http.schemas import JsonPattern, SomeText, UnicodeText, unicode_text
 
 router = APIRouter(responses=ERROR_RESPONSES)
 
-EntityType = Annotated[UnicodeText, Path(min_length=1, max_length=MAX_ENTITY_TYPE, description="e.g. date, city, name")]
+# At least one letter or digit: a type is keyed by them (domain.memory_entities.entity_type).
+ENTITY_TYPE_PATTERN = r"^[^\x00]*[^\W_][^\x00]*$"
+EntityType = Annotated[
+    str, AfterValidator(unicode_text), JsonPattern(ENTITY_TYPE_PATTERN),
+    Path(min_length=1, max_length=MAX_ENTITY_TYPE, description="e.g. date, city, name"),
+]
 
 
 class EntityBody(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    value: UnicodeText = Field(min_length=1, max_length=MAX_ENTITY_VALUE, description="The entity's new value.")
+    # Not only white space: the value is stored with its runs of white space made one space.
+    value: SomeText = Field(min_length=1, max_length=MAX_ENTITY_VALUE, description="The entity's new value.")
     confidence: float = Field(1.0, ge=0.0, le=1.0, description="Below the threshold it never reaches the prompt.")
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
 from application.knowledge.documents import WHITE_SPACE
+from domain.agents import MAX_VERSION
 from domain.text import text_problem
 from domain.thoughts import ThoughtEvent
 
@@ -103,7 +104,7 @@ class ChatBody(DebugChatBody):
     agent_id: Annotated[UnicodeText, Field(min_length=1, max_length=64)] | None = Field(
         None, description="The agent that answers (its active version); without it, the default agent."
     )
-    version: Annotated[int, Field(ge=1, le=2**31), BeforeValidator(integral)] | None = Field(
+    version: Annotated[int, Field(ge=1, le=MAX_VERSION), BeforeValidator(integral)] | None = Field(
         None, description="A published version of the agent to run instead of its active one."
     )
 

@@ -25,16 +25,18 @@ EventId = Annotated[str, JsonPattern(f"^[0-9]{{0,{MAX_EVENT_ID_DIGITS}}}$")]
 
 
 def _resume_point(header: str | None, query: str | None) -> int:
-    raw = header if header is not None else query
-    if raw is None or raw == "":
-        return 0
-    # Bounded so that every event log can take it (a Redis stream id part is 64-bit), and so that
-    # Python never converts thousands of digits.
-    if not (raw.isascii() and raw.isdigit() and len(raw) <= MAX_EVENT_ID_DIGITS):
-        raise MalformedRequest(
-            f"Last-Event-ID must be a non-negative integer of at most {MAX_EVENT_ID_DIGITS} digits, got {raw[:40]!r}."
-        )
-    return int(raw)
+    """The id to resume after: the header's (an EventSource's reconnect), else the query's (a first
+    connection that cannot set headers); an empty one is none. Both are checked, so that a bad one
+    is a 400 whichever of the two carries it, beside an empty or a valid other."""
+    for raw, name in ((header, "Last-Event-ID"), (query, "Last-Event-ID (query `last_event_id`)")):
+        # Bounded so that every event log can take it (a Redis stream id part is 64-bit), and so
+        # that Python never converts thousands of digits.
+        if raw and not (raw.isascii() and raw.isdigit() and len(raw) <= MAX_EVENT_ID_DIGITS):
+            raise MalformedRequest(
+                f"{name} must be a non-negative integer of at most {MAX_EVENT_ID_DIGITS} digits, "
+                f"got {raw[:40]!r}."
+            )
+    return int(header or query or 0)
 
 
 # Not `response_class=EventSourceResponse`: FastAPI would then treat this coroutine as a generator

@@ -14,7 +14,8 @@ sixteenth (the geometric middle of linear and quadratic, 4 times either way of n
 than CAP_MS at all.
 
 Prints JSON: sizes, the limits, how many texts and jobs, the five slowest jobs on the whole (with
-their growth), and `superlinear`: the jobs over the limits (the target: none).
+their growth), `superlinear`: the jobs over the limits (the target: none), and `event_loop`: how
+long the loop stalls while the parsers of model output read a megabyte (tests/bench/parse_off_loop.py).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from infrastructure.memory import entity_patterns, extractive_summarizer, llm_me
 from infrastructure.memory.extractive_summarizer import salience, select, sentences
 from infrastructure.memory.rule_entity_extractor import extraction, intent_of, sentence_entities
 from infrastructure.models import scripted_model
+from tests.bench import parse_off_loop
 
 SIZE = 32 * 1024
 SMALL = SIZE // 16
@@ -212,6 +214,7 @@ def main() -> dict[str, Any]:
         "cap_ms": CAP_MS, "texts": len(wholes), "jobs": len(every_job),
         "slowest": sorted(rows, key=lambda row: -row["whole_ms"])[:5],
         "superlinear": [row for row in rows if row["superlinear"]],
+        "event_loop": parse_off_loop.main(),
         "seconds": round(time.perf_counter() - started, 1),
     }
 

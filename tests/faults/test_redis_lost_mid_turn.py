@@ -16,8 +16,8 @@ from typing import Any
 import httpx
 import pytest
 
-from infrastructure.persistence.migrate import run_migrations
-from tests.integration.backends import RedisServer, pg_url, private_redis, throwaway_pg_database
+from tests.faults.served_on_private_redis import served_on_private_redis
+from tests.integration.backends import RedisServer
 from tests.integration.streaming_helpers import (
     SSEStream,
     answer_of,
@@ -26,7 +26,6 @@ from tests.integration.streaming_helpers import (
     open_chat,
     open_events,
     scripted_answer,
-    serving,
 )
 
 pytestmark = pytest.mark.integration
@@ -44,22 +43,9 @@ QUERY = long_query(90, "flush")  # about 33 chunks 0.2 s apart: the loss lands m
 
 
 @pytest.fixture(scope="module")
-def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    with private_redis(tmp_path_factory.mktemp("redis")) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
 def client(redis_server: RedisServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
-    with throwaway_pg_database() as name:
-        run_migrations(pg_url(name))
-        env = SETTINGS | {
-            "MEMAGENT_DATABASE__URL": pg_url(name), "MEMAGENT_REDIS__URL": redis_server.url,
-            "MEMAGENT_MEMORY__BACKEND": "redis", "MEMAGENT_EVENTS__BACKEND": "redis",
-        }
-        with serving(env, tmp_path_factory.mktemp("serve")) as service, \
-                httpx.Client(base_url=service.base_url, timeout=20) as http:
-            yield http
+    with served_on_private_redis(SETTINGS, redis_server, tmp_path_factory.mktemp("serve")) as http:
+        yield http
 
 
 def ids_of(stream: SSEStream) -> list[int]:

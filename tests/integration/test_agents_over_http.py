@@ -87,7 +87,7 @@ def test_the_debugger_runs_the_draft_while_chat_runs_the_published_version_or_a_
     assert (listed[0]["agent_id"], listed[0]["agent_version"], listed[0]["entry_point"]) == (agent, 1, "api")
     # A debug conversation takes debugger turns only, and a published one published turns only.
     mixed = client.post("/api/chat", json={"query": "x", "conversation_id": debug["conversation_id"]})
-    assert mixed.status_code == 422, mixed.text
+    assert mixed.status_code == 409, mixed.text  # a conflict with that conversation
 
 
 def test_versions_diff_restore_activate_and_archive(client: httpx.Client) -> None:

@@ -262,6 +262,24 @@ async def test_soft_deleted_conversation_hides_it_and_its_messages(store: SqlAlc
     assert await store.get_message(msg.id, ALICE) is None
 
 
+async def test_message_of_task_reads_the_owners_message_of_a_task_in_any_status_unless_deleted(
+    store: SqlAlchemyMessageStore,
+) -> None:
+    conv, gone = conversation(), conversation(deleted_at=T0 + timedelta(days=1))
+    done, running, hidden = message(conv), message(conv, T0 + timedelta(seconds=5)), message(gone)
+    await add_turns(store, conv, [finished(done), running])
+    await store.open_turn(hidden, gone)
+
+    for turn, status in [(done, MessageStatus.NORMAL), (running, MessageStatus.RUNNING)]:
+        found = await store.message_of_task(turn.task_id, ALICE)
+        assert found is not None
+        assert found.status is status
+        assert found == await store.get_message(turn.id, ALICE)
+    assert await store.message_of_task(running.task_id, BOB) is None
+    assert await store.message_of_task(hidden.task_id, ALICE) is None
+    assert await store.message_of_task(TaskId("missing"), ALICE) is None
+
+
 # --- atomicity ---------------------------------------------------------------------------------
 
 

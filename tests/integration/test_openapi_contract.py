@@ -8,7 +8,15 @@ Nothing of memagent's own API is excluded: the SSE answers are declared per even
 `data`), which schemathesis validates. /v1 is OpenAI's API, not memagent's: its routes are left out
 of memagent's spec on purpose and proven with the `openai` SDK itself (tests/integration/test_openai_api*.py).
 /mcp is a mounted app outside the spec (tests/integration/test_mcp_server.py).
-Each run is bounded (few examples per operation, a request timeout) and ends by itself. One worker:
+The spec cannot say that a stats window's `to` comes after its `from` and spans at most 366 days
+(two parameters at once): its descriptions say it in words, and OPERATION_RULES tells schemathesis
+that a schema-valid window may still be 422 there (tests/integration/test_spec_mismatches.py proves
+both sides of the days' format). With keys, the run also draws real ids (an agent with a published
+version, its conversations, messages, tasks, a dataset and document, a key, an end user) besides
+generated ones, so that schema-valid requests reach the resources they name.
+
+Each run is bounded (MEMAGENT_TEST_SCHEMATHESIS_EXAMPLES examples per operation, 25 unless set;
+a request timeout) and ends by itself. One worker:
 with two, hypothesis describes its filters with `ast.parse` from two threads at once, which on
 CPython 3.11 now and then fails with "AST constructor recursion depth mismatch", a runtime error
 of the tool, not of the API.
@@ -16,9 +24,12 @@ of the tool, not of the API.
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -28,14 +39,48 @@ from tests.service import ROOT
 
 pytestmark = pytest.mark.integration
 
-RUN_LIMIT = 240  # seconds; a run takes about 20 s
+EXAMPLES = os.environ.get("MEMAGENT_TEST_SCHEMATHESIS_EXAMPLES", "25")
+RUN_LIMIT = 240 * max(1, int(EXAMPLES) // 25)  # seconds; 25 examples take about 20 s (a minute with keys)
+POSITIVE_STATUSES = ["2xx", "3xx", "401", "403", "404", "409", "429", "5xx"]  # schemathesis's own
+# Rules of the API that a schema cannot state, by operation (schemathesis's config, in TOML).
+OPERATION_RULES = f"""
+[[operations]]
+include-path = "/api/agents/{{agent_id}}/stats"
+include-method = "GET"
+checks.positive_data_acceptance.expected-statuses = {json.dumps([*POSITIVE_STATUSES, "422"])}
+"""
+# Which parameters draw real ids, and from which set of them (`RealIds`' keys).
+ID_PARAMETERS = {
+    "path.agent_id": "agents", "body.agent_id": "agents", "path.conversation_id": "conversations",
+    "body.conversation_id": "conversations", "path.message_id": "messages", "path.task_id": "tasks",
+    "path.dataset_id": "datasets", "path.document_id": "documents", "path.key_id": "keys",
+    "path.user": "users", "body.user": "users",
+}
+ID_ODDS = 0.5  # the other half generated: what the spec allows beyond the ids that exist
+RealIds = Mapping[str, Sequence[str]]
 
 
-def schemathesis(base_url: str, *headers: str) -> subprocess.CompletedProcess[str]:
+def config_file(folder: Path, ids: RealIds | None = None) -> Path:
+    """schemathesis's config: OPERATION_RULES, and with `ids` the parameters that draw them."""
+    text = OPERATION_RULES
+    for name, values in (ids or {}).items():
+        text += f"\n[dictionaries.{name}]\nvalues = {json.dumps(list(values))}\n"
+    if ids:
+        text += "\n[parameters]\n" + "".join(
+            f'"{where}" = {{ dictionary = "{name}", probability = {ID_ODDS} }}\n'
+            for where, name in ID_PARAMETERS.items()
+        )
+    path = folder / "schemathesis.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def schemathesis(base_url: str, config: Path, *headers: str) -> subprocess.CompletedProcess[str]:
     st = shutil.which("st", path=str(Path(sys.executable).parent))
     assert st is not None, "schemathesis is in the dev extra: pip install -e '.[dev]'"
-    args = [st, "run", f"{base_url}/openapi.json", "--checks", "all", "--max-examples", "25", "--seed", "14",
-            "--request-timeout", "20", "--generation-database", "none", "--no-color", "--workers", "1"]
+    args = [st, "--config-file", str(config), "run", f"{base_url}/openapi.json", "--checks", "all",
+            "--max-examples", EXAMPLES, "--seed", "14", "--request-timeout", "20", "--generation-database", "none",
+            "--no-color", "--workers", "1"]
     for header in headers:
         args += ["--header", header]
     return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=RUN_LIMIT, check=False)
@@ -47,10 +92,11 @@ def assert_no_failures(done: subprocess.CompletedProcess[str]) -> None:
     summary = done.stdout.split("SUMMARY")[-1]
     assert "passed" in summary, report
     assert "failures" not in summary, report
+    print(summary)  # the phases and how many cases ran: `pytest -rP` shows it
 
 
 def test_the_embedded_default_answers_as_its_spec_says(tmp_path: Path) -> None:
     env = {"MEMAGENT_DATABASE__URL": f"sqlite+aiosqlite:///{tmp_path / 'memagent.db'}"}
     with serving(env, tmp_path) as service:
-        assert_no_failures(schemathesis(service.base_url))
+        assert_no_failures(schemathesis(service.base_url, config_file(tmp_path)))
 

@@ -42,6 +42,7 @@ from application.memory.short_term_memory import ShortTermMemory
 from application.ports.conversation_writers import FollowUpWriter, Titler
 from application.ports.jobs import JobHandler
 from application.ports.profile_work import OnProfile
+from application.tasks.find_task import FindTask
 from application.tasks.follow_task import FollowTask, FollowTimes
 from domain.agent import AgentConfig
 from domain.ids import AppId, ConversationId, OwnerId, TaskId
@@ -182,7 +183,10 @@ class Harness:
         self.start = StartChatTurn(
             self.store, resolve, launch, clock, ids, InputLimits(max_query_bytes=1024), self.quota
         )
-        self.follow = FollowTask(self.tasks, self.log, self.presence, self.store, clock, FollowTimes(0.0, 30.0))
+        self.find = FindTask(self.tasks, self.store, task_ttl=1800)
+        self.follow = FollowTask(
+            self.find, self.tasks, self.log, self.presence, self.store, clock, FollowTimes(0.0, 30.0)
+        )
 
     def on_profile(self, work: str, adapter: T) -> OnProfile[T]:
         """`adapter` on every profile, each profile asked for recorded in `profiles_asked`."""

@@ -2,31 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import datetime
-
 import pytest
 
 from application.model_calls.budgets import BudgetExceeded, BudgetPolicy, CheckBudgets
-from domain.model_calls import Budget, ModelCall, PurposeUsage
+from domain.model_calls import Budget
 from infrastructure.metrics.inprocess_metrics import InProcessMetrics
+from tests.fake_model_call_ledger import SpentLedger
 from tests.fakes import FakeClock
-
-
-class SpentLedger:
-    """A ledger whose every account and agent has spent `usd` this period."""
-
-    def __init__(self, usd: float) -> None:
-        self.usd = usd
-
-    async def add(self, calls: Sequence[ModelCall]) -> None:
-        raise AssertionError("a budget check writes nothing")
-
-    async def conversation_usage(self, conversation_id: str) -> list[PurposeUsage]:
-        return []
-
-    async def spent(self, owner: str, since: datetime, agent_id: str | None = None) -> float:
-        return self.usd
 
 
 @pytest.mark.parametrize(

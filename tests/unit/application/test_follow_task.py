@@ -9,6 +9,7 @@ import pytest
 
 from application.errors import EventStoreUnavailable
 from application.ports.task_control import TaskInfo
+from application.tasks.find_task import FindTask
 from application.tasks.follow_task import FollowTask, FollowTimes
 from domain.ids import ConversationId, MessageId, OwnerId, TaskId, ThoughtId
 from domain.thoughts import AgentThought, ThoughtEvent
@@ -37,8 +38,10 @@ async def test_a_follower_of_a_task_that_vanished_for_good_ends_with_an_error() 
     tasks, log = InProcessTaskControl(clock=clock.monotonic), InProcessEventLog(clock=clock.monotonic)
     await tasks.register(INFO, ttl=1.0)
     await log.open(INFO.task_id)
+    store = FakeMessageStore()
     follow = FollowTask(
-        tasks, log, InProcessTaskPresence(clock=clock.monotonic), FakeMessageStore(), clock, FollowTimes(0.01, 3.0)
+        FindTask(tasks, store, 1800), tasks, log, InProcessTaskPresence(clock=clock.monotonic), store, clock,
+        FollowTimes(0.01, 3.0),
     )
 
     async def time_passes() -> None:
@@ -58,8 +61,10 @@ async def test_a_follower_whose_task_record_comes_back_keeps_following() -> None
     clock = FakeClock(step=0.0)
     tasks, log = InProcessTaskControl(clock=clock.monotonic), InProcessEventLog(clock=clock.monotonic)
     await log.open(INFO.task_id)
+    store = FakeMessageStore()
     follow = FollowTask(
-        tasks, log, InProcessTaskPresence(clock=clock.monotonic), FakeMessageStore(), clock, FollowTimes(0.01, 3.0)
+        FindTask(tasks, store, 1800), tasks, log, InProcessTaskPresence(clock=clock.monotonic), store, clock,
+        FollowTimes(0.01, 3.0),
     )
 
     async def worker_beats() -> None:
@@ -80,9 +85,9 @@ def event(thought_id: str, kind: ThoughtEvent, answer: str = "") -> AgentThought
 
 
 def following(log: InProcessEventLog, clock: FakeClock) -> FollowTask:
-    tasks = InProcessTaskControl(clock=clock.monotonic)
-    return FollowTask(tasks, log, InProcessTaskPresence(clock=clock.monotonic), FakeMessageStore(), clock,
-                      FollowTimes(15.0, 30.0))
+    tasks, store = InProcessTaskControl(clock=clock.monotonic), FakeMessageStore()
+    return FollowTask(FindTask(tasks, store, 1800), tasks, log, InProcessTaskPresence(clock=clock.monotonic), store,
+                      clock, FollowTimes(15.0, 30.0))
 
 
 async def test_events_read_together_come_as_one_batch_that_the_terminal_event_ends() -> None:

@@ -31,7 +31,7 @@ async def test_a_stop_that_takes_effect_answers_stop() -> None:
 
     model.on_chunk = hang
     running = asyncio.create_task(h.spawner.run_all())
-    status = await StopTask(h.tasks, h.store, settle=5)(handle.task_id, Viewer(OWNER))
+    status = await StopTask(h.find, h.tasks, h.store, settle=5)(handle.task_id, Viewer(OWNER))
     await asyncio.wait_for(running, 5)
     assert status is MessageStatus.STOP
     assert h.store.messages[handle.message_id].status is MessageStatus.STOP
@@ -41,7 +41,7 @@ async def test_a_stop_the_turn_outran_is_a_conflict_naming_its_final_status() ->
     slow_checks = TurnLimits(retry=RetryPolicy(2, 0.0), watch=WatchTimes(stop_check_interval=30))
     h = Harness(ScriptedModel([[ModelChunk(text="done")]]), limits=slow_checks)
     handle = await h.start(ChatRequest(OWNER, "quick one"))
-    stopping = asyncio.create_task(StopTask(h.tasks, h.store, settle=5)(handle.task_id, Viewer(OWNER)))
+    stopping = asyncio.create_task(StopTask(h.find, h.tasks, h.store, settle=5)(handle.task_id, Viewer(OWNER)))
     await asyncio.sleep(0)  # the stop is asked while the turn still runs
     await h.spawner.run_all()  # the turn ends before it ever checks for a stop
     with pytest.raises(Conflict, match="'normal' before the stop took effect"):
@@ -51,7 +51,7 @@ async def test_a_stop_the_turn_outran_is_a_conflict_naming_its_final_status() ->
 async def test_a_stop_of_a_turn_that_does_not_end_in_time_says_it_is_still_running() -> None:
     h = Harness(ScriptedModel([[ModelChunk(text="never")]]))
     handle = await h.start(ChatRequest(OWNER, "never run"))  # nothing runs the turn
-    assert await StopTask(h.tasks, h.store, settle=0.1)(handle.task_id, Viewer(OWNER)) is MessageStatus.RUNNING
+    assert await StopTask(h.find, h.tasks, h.store, settle=0.1)(handle.task_id, Viewer(OWNER)) is MessageStatus.RUNNING
     await h.spawner.run_all()
     assert h.store.messages[handle.message_id].status is not MessageStatus.RUNNING
 
@@ -60,6 +60,6 @@ async def test_only_the_owner_can_stop_a_task() -> None:
     h = Harness(ScriptedModel([[ModelChunk(text="x")]]))
     handle = await h.start(ChatRequest(OWNER, "mine"))
     with pytest.raises(NotFound):
-        await StopTask(h.tasks, h.store, settle=0.1)(handle.task_id, Viewer(OwnerId("mallory")))
+        await StopTask(h.find, h.tasks, h.store, settle=0.1)(handle.task_id, Viewer(OwnerId("mallory")))
     await h.spawner.run_all()
     assert h.store.messages[handle.message_id].status is MessageStatus.NORMAL

@@ -50,3 +50,7 @@ def test_an_answer_that_is_not_json_says_where_it_broke() -> None:
     assert value is None
     assert problem is not None
     assert problem.startswith("it is not JSON (Expecting value at character 0")
+
+
+def test_an_answer_nested_too_deep_is_a_problem_named_not_an_error() -> None:
+    assert parsed_answer("[" * 100_000) == (None, "it is JSON nested too deep")

@@ -29,7 +29,7 @@ def test_content_deltas_are_returned_as_text() -> None:
     assert [read.feed(chunk({"role": "assistant", "content": ""})), read.feed(chunk({"content": "Hi"}))] == ["", "Hi"]
 
 
-def test_tool_calls_and_usage_come_at_the_end() -> None:
+async def test_tool_calls_and_usage_come_at_the_end() -> None:
     read = reader(TokenPrice(1.0, 2.0))
     read.feed(
         chunk(
@@ -39,26 +39,26 @@ def test_tool_calls_and_usage_come_at_the_end() -> None:
     read.feed(chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"a": 1}'}}]}))
     read.feed(chunk({}, "tool_calls"))
     read.feed(chunk(None, usage={"prompt_tokens": 1_000_000, "completion_tokens": 0, "total_tokens": 1_000_000}))
-    calls, usage = read.finish()
+    calls, usage = await read.finish()
     assert calls.tool_calls == (ToolCall("c1", "t", {"a": 1}),)
     assert usage.usage is not None
     assert usage.usage.price == pytest.approx(1.0)
     assert (calls.finish_reason, usage.finish_reason) == (None, "tool_calls")  # once, on the last chunk
 
 
-def test_a_reply_without_usage_ends_with_its_finish_reason_alone() -> None:
+async def test_a_reply_without_usage_ends_with_its_finish_reason_alone() -> None:
     read = reader()
     read.feed(chunk({"content": "Hi"}, "stop"))
-    assert read.finish() == [ModelChunk(finish_reason="stop")]
+    assert await read.finish() == [ModelChunk(finish_reason="stop")]
 
 
-def test_the_finish_reason_is_the_first_one_the_stream_gives_and_rides_the_usage() -> None:
+async def test_the_finish_reason_is_the_first_one_the_stream_gives_and_rides_the_usage() -> None:
     read = reader()
     read.feed(chunk({"content": "It was a dark and"}))
     read.feed(chunk({}, "length"))
     read.feed(chunk({}, "stop"))  # a server that repeats itself: the first word stands
     read.feed(chunk(None, usage={"prompt_tokens": 3, "completion_tokens": 5, "total_tokens": 8}))
-    [usage] = read.finish()
+    [usage] = await read.finish()
     assert usage.usage is not None
     assert (usage.usage.completion_tokens, usage.finish_reason) == (5, "length")
 
@@ -76,11 +76,11 @@ def test_a_chunk_with_a_broken_delta_is_malformed() -> None:
         reader().feed({"choices": ["not a choice"]})
 
 
-def test_a_stream_that_stops_before_a_finish_reason_is_an_error() -> None:
+async def test_a_stream_that_stops_before_a_finish_reason_is_an_error() -> None:
     read = reader()
     read.feed(chunk({"content": "Half"}))
     with pytest.raises(ModelError, match="ended before the reply was finished"):
-        read.finish()
+        await read.finish()
 
 
 async def lines_of(*lines: str) -> AsyncIterator[str]:

@@ -6,38 +6,38 @@ from infrastructure.models.tool_calls import ToolCallAssembler
 from infrastructure.models.tool_names import ToolNames, wire_name
 
 
-def test_interleaved_deltas_of_parallel_calls_are_assembled_by_index() -> None:
+async def test_interleaved_deltas_of_parallel_calls_are_assembled_by_index() -> None:
     calls = ToolCallAssembler()
     calls.add(0, "call_a", wire_name("srv.tool"), "")
     calls.add(1, "call_b", "other", '{"n"')
     calls.add(0, None, None, '{"city": ')
     calls.add(1, None, None, ": 2}")
     calls.add(0, None, None, '"Paris"}')
-    assert calls.calls(ToolNames(["srv.tool", "other"])) == (
+    assert await calls.calls(ToolNames(["srv.tool", "other"])) == (
         ToolCall("call_a", "srv.tool", {"city": "Paris"}),
         ToolCall("call_b", "other", {"n": 2}),
     )
 
 
-def test_calls_come_out_in_index_order_whatever_order_they_started_in() -> None:
+async def test_calls_come_out_in_index_order_whatever_order_they_started_in() -> None:
     calls = ToolCallAssembler()
     calls.add(1, "second", "t", "{}")
     calls.add(0, "first", "t", "{}")
-    assert [c.id for c in calls.calls(ToolNames(["t"]))] == ["first", "second"]
+    assert [c.id for c in await calls.calls(ToolNames(["t"]))] == ["first", "second"]
 
 
-def test_a_call_without_an_id_gets_one() -> None:
+async def test_a_call_without_an_id_gets_one() -> None:
     calls = ToolCallAssembler()
     calls.add(0, None, "t", "{}")
-    [call] = calls.calls(ToolNames(["t"]))
+    [call] = await calls.calls(ToolNames(["t"]))
     assert call.id.startswith("call_")
 
 
-def test_a_call_without_a_name_is_a_model_error() -> None:
+async def test_a_call_without_a_name_is_a_model_error() -> None:
     calls = ToolCallAssembler()
     calls.add(0, "c", None, "{}")
     with pytest.raises(ModelError, match="without a tool name"):
-        calls.calls(ToolNames([]))
+        await calls.calls(ToolNames([]))
 
 
 @pytest.mark.parametrize(("raw", "parsed"), [("", {}), ("  ", {}), ('{"a": [1]}', {"a": [1]})])
