@@ -6,7 +6,7 @@ HTTP edge maps each class to its status in one table (interfaces/http/errors.py)
 `ToolCallFailed` is not shown to clients: the tool failure policy turns it into text for the model.
 """
 
-from domain.tools import ToolFailure
+from domain.tools.calls import ToolFailure
 
 
 class ApplicationError(Exception):
@@ -150,6 +150,13 @@ class Forbidden(ApplicationError):
     """The key is valid but may not do this (an agent key outside what it is for)."""
 
     code = "forbidden"
+
+
+class NodeFailed(ApplicationError):
+    """A workflow node's work failed: a template, code in the sandbox, an outbound HTTP request.
+    The node's `retry` and `on_error` decide what the run does with it."""
+
+    code = "node_failed"
 
 
 class ToolCallFailed(Exception):

@@ -1,6 +1,6 @@
 """Parsing long text off the event loop.
 
-The parsers of a model's output (domain.react, domain.structured_output, the scripted model's
+The parsers of a model's output (domain.tools.react, domain.conversations.structured_output, the scripted model's
 markers, a tool call's arguments) are linear, but linear in a megabyte is still tens of
 milliseconds of CPU, and on the loop those are milliseconds in which no other turn streams and
 no probe answers. Text past OFF_LOOP_CHARS is parsed in a worker thread; shorter text, nearly all

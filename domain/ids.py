@@ -11,3 +11,6 @@ ThoughtId = NewType("ThoughtId", str)
 # Who chats, under an account: the request's `user` (a front end's own id for its user), or the
 # account itself when a request names none. Opaque to the platform.
 EndUserId = NewType("EndUserId", str)
+
+# The platform's agent, every account's: the MEMAGENT_AGENT__* settings (a turn naming no agent runs it).
+DEFAULT_AGENT = AppId("default")

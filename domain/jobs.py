@@ -17,7 +17,7 @@ from domain.errors import DomainError
 from domain.ids import ConversationId, MessageId
 
 if TYPE_CHECKING:
-    from domain.conversation import Message
+    from domain.conversations.conversation import Message
     from domain.ids import OwnerId
 
 

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 from fastapi import FastAPI
 
 from interfaces.a2a.routes import A2ARoutes
-from interfaces.container import WIRED_PACKAGES
 from interfaces.http import (
     agent_keys,
     agent_parameters,
@@ -52,14 +51,15 @@ from interfaces.lifecycle import (
     start_backends,
     stop_backends,
 )
-from interfaces.mcp_endpoint import McpEndpoint
-from interfaces.settings import Settings
-from interfaces.wiring import build_container
+from interfaces.mcp.endpoint import McpEndpoint
+from interfaces.settings.settings import Settings
+from interfaces.wiring.build import build_container
+from interfaces.wiring.container import WIRED_PACKAGES
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-    from interfaces.container import Container
+    from interfaces.wiring.container import Container
 
 log = logging.getLogger(__name__)
 

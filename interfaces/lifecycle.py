@@ -21,8 +21,8 @@ from application.errors import ApplicationError
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Coroutine, Iterator
 
-    from interfaces.container import Container
-    from interfaces.settings import Settings
+    from interfaces.settings.settings import Settings
+    from interfaces.wiring.container import Container
 
 log = logging.getLogger(__name__)
 

@@ -24,7 +24,7 @@ from infrastructure.models.model_profiles import read_key
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from interfaces.settings import Settings
+    from interfaces.settings.settings import Settings
 
 SECRET_NAME = re.compile(r"key|token|secret|password|auth", re.IGNORECASE)  # an MCP server's env or header
 

@@ -20,12 +20,12 @@ from infrastructure.memory.inprocess_memory_store import DEFAULT_LOCK_WAIT, InPr
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Sequence
 
+    from domain.conversations.messages import Msg
+    from domain.conversations.thoughts import AgentThought
     from domain.ids import ConversationId, TaskId
-    from domain.memory_archive import ArchiveEntry
-    from domain.memory_entities import Entity, EntitySheet
-    from domain.memory_summary import UpkeepState
-    from domain.messages import Msg
-    from domain.thoughts import AgentThought
+    from domain.memory.archive import ArchiveEntry
+    from domain.memory.entities import Entity, EntitySheet
+    from domain.memory.summary import UpkeepState
 
 
 class FailingMemoryStore(InProcessMemoryStore):

@@ -8,16 +8,16 @@ from typing import TYPE_CHECKING
 from application.errors import Conflict, NotFound, StoreUnavailable
 from application.ports.message_store import ConversationListing, MessageStore
 from application.ports.task_messages import TaskMessages
-from domain.chat_completions import fingerprint_of
-from domain.conversation import Conversation, Message, MessageAgentThought, MessageStatus
+from domain.conversations.chat_completions import fingerprint_of
+from domain.conversations.conversation import Conversation, Message, MessageAgentThought, MessageStatus
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from datetime import datetime
 
     from application.ports.message_store import ConversationFilter
+    from domain.billing.model_calls import ModelCall
     from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId, TaskId
-    from domain.model_calls import ModelCall
 
 
 class FakeMessageStore(MessageStore, TaskMessages):

@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING
 
 from application.errors import StoreUnavailable
 from application.ports.model_call_ledger import ModelCallLedger
-from domain.model_calls import PurposeUsage
+from domain.billing.model_calls import PurposeUsage
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from datetime import datetime
 
-    from domain.model_calls import ModelCall
+    from domain.billing.model_calls import ModelCall
 
 DOWN = "The database is unavailable; try again shortly."
 

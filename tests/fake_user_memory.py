@@ -1,5 +1,5 @@
 """In-memory doubles of the user memory ports (`UserFacts`, `RecallIndex`) for unit tests: the same
-merge rule as the SQL record (`domain.memory_entities.merge_entities`), items ranked by cosine.
+merge rule as the SQL record (`domain.memory.entities.merge_entities`), items ranked by cosine.
 The SQL adapters are what tests/integration/test_memory_record_contract.py proves."""
 
 from __future__ import annotations
@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING
 
 from application.errors import StoreUnavailable
 from application.ports.memory_record import RecallIndex, UserFacts
-from domain.knowledge import cosine
-from domain.memory_entities import Entity, EntitySheet, merge_entities
-from domain.user_memory import FactHolder, RecallItem, RecallScope, ScoredItem
+from domain.knowledge.datasets import cosine
+from domain.memory.entities import Entity, EntitySheet, merge_entities
+from domain.memory.user_facts import FactHolder, RecallItem, RecallScope, ScoredItem
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from domain.conversation import Conversation, Message
+    from domain.conversations.conversation import Conversation, Message
     from domain.ids import AppId, ConversationId, MessageId, OwnerId
 
 

@@ -16,18 +16,18 @@ from application.errors import (
 )
 from application.ports.chat_model import ModelChunk
 from application.ports.chat_models import ModelProfile
-from domain.agent import AgentConfig, ModelCapabilities, ModelParams
-from domain.agents import PLATFORM_OWNER, Agent, AgentDraft, AgentStatus, AgentVersion
+from domain.agents.agent import PLATFORM_OWNER, Agent, AgentDraft, AgentStatus, AgentVersion
+from domain.agents.config import AgentConfig, ModelCapabilities, ModelParams
+from domain.conversations.messages import Msg
 from domain.ids import AppId, OwnerId, TaskId
-from domain.knowledge import Chunk, Dataset, Document, DocumentStatus, PendingDocument, ScoredChunk, cosine
-from domain.messages import Msg
-from domain.tools import ToolCall, ToolSpec
+from domain.knowledge.datasets import Chunk, Dataset, Document, DocumentStatus, PendingDocument, ScoredChunk, cosine
+from domain.tools.calls import ToolCall, ToolSpec
 
 if TYPE_CHECKING:
     from application.ports.chat_model import ChatModel
-    from domain.accounts import ApiKey, ApiKeyId
-    from domain.memory import Exchange
-    from domain.memory_summary import SummaryLimit
+    from domain.accounts.keys import ApiKey, ApiKeyId
+    from domain.memory.summary import SummaryLimit
+    from domain.memory.window import Exchange
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

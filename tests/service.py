@@ -73,7 +73,7 @@ class AccountKey:
 def create_account_key(db_url: str, name: str) -> AccountKey:
     """`memagent keys create NAME` with keys required, as an operator runs it: a new account's key."""
     done = subprocess.run(
-        [sys.executable, "-m", "interfaces.cli", "keys", "create", name], cwd=ROOT, capture_output=True, text=True,
+        [sys.executable, "-m", "interfaces.cli.main", "keys", "create", name], cwd=ROOT, capture_output=True, text=True,
         timeout=60, check=False,
         env=service_env({"MEMAGENT_DATABASE__URL": db_url, "MEMAGENT_AUTH__REQUIRE_KEYS": "true"}),
     )
@@ -98,7 +98,7 @@ def running_service(env: Mapping[str, str], log_dir: Path, port: int | None = No
     log_path = log_dir / f"memagent-{port}.log"
     with log_path.open("wb") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "interfaces.cli", "serve", "--port", str(port)],
+            [sys.executable, "-m", "interfaces.cli.main", "serve", "--port", str(port)],
             cwd=ROOT, env=service_env(env), stdout=log, stderr=subprocess.STDOUT,
         )
     service = Service(process, f"http://127.0.0.1:{port}", log_path)

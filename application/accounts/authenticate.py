@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from application.errors import Forbidden, Unauthorized
-from domain.accounts import KEY_PREFIX, ApiKeyId, hash_api_key, looks_like_key
+from domain.accounts.keys import KEY_PREFIX, ApiKeyId, hash_api_key, looks_like_key
 from domain.ids import AppId, OwnerId
 
 if TYPE_CHECKING:

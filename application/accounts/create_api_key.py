@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from application.errors import InvalidInput
-from domain.accounts import ApiKey, ApiKeyId, check_owner, hash_api_key, make_raw_key
+from domain.accounts.keys import ApiKey, ApiKeyId, check_owner, hash_api_key, make_raw_key
 from domain.errors import DomainError
 from domain.ids import AppId, OwnerId
 

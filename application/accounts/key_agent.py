@@ -9,11 +9,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from application.errors import Conflict, NotFound
-from domain.agents import PLATFORM_OWNER
+from domain.agents.agent import PLATFORM_OWNER
 
 if TYPE_CHECKING:
     from application.ports.agent_store import AgentStore
-    from domain.agents import Agent
+    from domain.agents.agent import Agent
     from domain.ids import AppId, OwnerId
 
 

@@ -9,7 +9,7 @@ from application.accounts.key_agent import key_agent
 if TYPE_CHECKING:
     from application.ports.agent_store import AgentStore
     from application.ports.api_keys import ApiKeyStore
-    from domain.accounts import ApiKey
+    from domain.accounts.keys import ApiKey
     from domain.ids import AppId, OwnerId
 
 

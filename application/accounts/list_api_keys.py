@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from application.ports.api_keys import ApiKeyStore
-    from domain.accounts import ApiKey
+    from domain.accounts.keys import ApiKey
     from domain.ids import OwnerId
 
 

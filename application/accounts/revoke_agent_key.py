@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from application.ports.agent_store import AgentStore
     from application.ports.api_keys import ApiKeyStore
     from application.ports.runtime import Clock
-    from domain.accounts import ApiKey, ApiKeyId
+    from domain.accounts.keys import ApiKey, ApiKeyId
     from domain.ids import AppId, OwnerId
 
 

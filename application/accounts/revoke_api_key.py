@@ -9,7 +9,7 @@ from application.errors import NotFound
 if TYPE_CHECKING:
     from application.ports.api_keys import ApiKeyStore
     from application.ports.runtime import Clock
-    from domain.accounts import ApiKey, ApiKeyId
+    from domain.accounts.keys import ApiKey, ApiKeyId
 
 
 class RevokeApiKey:

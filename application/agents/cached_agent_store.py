@@ -17,7 +17,7 @@ from application.ports.agent_store import AgentStore
 
 if TYPE_CHECKING:
     from application.ports.runtime import Clock
-    from domain.agents import Agent, AgentVersion
+    from domain.agents.agent import Agent, AgentVersion
     from domain.ids import AppId, OwnerId
 
 MAX_CACHED = 10_000

@@ -6,13 +6,13 @@ from typing import TYPE_CHECKING
 
 from application.agents.access import own_agent
 from application.errors import Conflict, InvalidInput
-from domain.agents import AgentConflict, AgentStatus
+from domain.agents.agent import AgentConflict, AgentStatus
 from domain.errors import DomainError
 
 if TYPE_CHECKING:
     from application.ports.agent_store import AgentStore
     from application.ports.runtime import Clock
-    from domain.agents import Agent
+    from domain.agents.agent import Agent
     from domain.ids import AppId, OwnerId
 
 

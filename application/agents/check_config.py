@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from application.ports.chat_models import ChatModels
     from application.ports.knowledge_base import KnowledgeBase
     from application.ports.tools import ToolBox
-    from domain.agent import AgentConfig
+    from domain.agents.config import AgentConfig
     from domain.ids import OwnerId
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from application.errors import InvalidInput
-from domain.agent_config_codec import InvalidConfig, config_from_dict
+from domain.agents.config_codec import InvalidConfig, config_from_dict
 
 if TYPE_CHECKING:
-    from domain.agent import AgentConfig
+    from domain.agents.config import AgentConfig
     from domain.ids import AppId
 
 

@@ -9,8 +9,8 @@ from application.ports.message_configs import MessageConfigs
 
 if TYPE_CHECKING:
     from application.ports.agent_store import AgentStore
-    from domain.agent import AgentConfig
-    from domain.conversation import Message
+    from domain.agents.config import AgentConfig
+    from domain.conversations.conversation import Message
 
 
 class ConfigRan(MessageConfigs):

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 
 from application.agents.config_input import read_config
 from application.errors import InvalidInput
-from domain.agents import DEFAULT_AGENT, Agent, AgentDraft, AgentStatus
+from domain.agents.agent import Agent, AgentDraft, AgentStatus
 from domain.errors import DomainError
-from domain.ids import AppId
+from domain.ids import DEFAULT_AGENT, AppId
 
 if TYPE_CHECKING:
     from application.ports.agent_store import AgentStore

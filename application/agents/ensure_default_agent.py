@@ -12,14 +12,15 @@ import logging
 from typing import TYPE_CHECKING
 
 from application.errors import Conflict, InvalidInput
-from domain.agent_config_codec import InvalidConfig, config_diff, config_from_dict, config_to_dict
-from domain.agents import DEFAULT_AGENT, PLATFORM_OWNER, Agent, AgentDraft, AgentStatus
+from domain.agents.agent import PLATFORM_OWNER, Agent, AgentDraft, AgentStatus
+from domain.agents.config_codec import InvalidConfig, config_diff, config_from_dict, config_to_dict
+from domain.ids import DEFAULT_AGENT
 
 if TYPE_CHECKING:
     from application.ports.agent_store import AgentStore
     from application.ports.runtime import Clock
-    from domain.agent import AgentConfig
-    from domain.agents import AgentVersion
+    from domain.agents.agent import AgentVersion
+    from domain.agents.config import AgentConfig
 
 log = logging.getLogger(__name__)
 

@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING
 
 from application.agents.read_agents import ListAgents
 from application.errors import ModelNotFound
-from domain.chat_completions import parse_model
+from domain.agents.model_names import agent_named, model_ids
+from domain.conversations.chat_completions import parse_model
 from domain.errors import DomainError
-from domain.model_names import agent_named, model_ids
 
 if TYPE_CHECKING:
     from application.ports.agent_store import AgentStore
-    from domain.agents import Agent
+    from domain.agents.agent import Agent
     from domain.ids import AppId, OwnerId
 
 SEE_THE_LIST = "see GET /v1/models"

@@ -8,13 +8,13 @@ from application.agents.access import own_agent
 from application.agents.read_agents import version_of
 from application.agents.share_memory import share_memory
 from application.errors import Conflict
-from domain.agents import AgentConflict
+from domain.agents.agent import AgentConflict
 
 if TYPE_CHECKING:
     from application.ports.agent_store import AgentStore
     from application.ports.memory_record import RecallIndex
     from application.ports.runtime import Clock
-    from domain.agents import Agent
+    from domain.agents.agent import Agent
     from domain.ids import AppId, OwnerId
 
 

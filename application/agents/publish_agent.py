@@ -7,14 +7,14 @@ from typing import TYPE_CHECKING
 from application.agents.access import own_agent
 from application.agents.share_memory import share_memory
 from application.errors import Conflict, InvalidInput
-from domain.agents import AgentConflict
+from domain.agents.agent import AgentConflict
 
 if TYPE_CHECKING:
     from application.agents.check_config import ConfigCheck
     from application.ports.agent_store import AgentStore
     from application.ports.memory_record import RecallIndex
     from application.ports.runtime import Clock
-    from domain.agents import AgentVersion
+    from domain.agents.agent import AgentVersion
     from domain.ids import AppId, OwnerId
 
 

@@ -9,12 +9,13 @@ from typing import TYPE_CHECKING, Any
 
 from application.agents.access import visible_agent
 from application.errors import NotFound
-from domain.agent_config_codec import config_diff
-from domain.agents import DEFAULT_AGENT, PLATFORM_OWNER
+from domain.agents.agent import PLATFORM_OWNER
+from domain.agents.config_codec import config_diff
+from domain.ids import DEFAULT_AGENT
 
 if TYPE_CHECKING:
     from application.ports.agent_store import AgentStore
-    from domain.agents import Agent, AgentVersion
+    from domain.agents.agent import Agent, AgentVersion
     from domain.ids import AppId, OwnerId
 
 

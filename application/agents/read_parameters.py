@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from application.agents.access import visible_agent
 from application.errors import Conflict, Forbidden
-from domain.agents import EntryPoint
+from domain.conversations.conversation import EntryPoint
 
 if TYPE_CHECKING:
     from application.agents.resolve_config import ResolveConfig

@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING
 from application.agents.access import own_agent, visible_agent
 from application.agents.read_agents import version_of
 from application.errors import Conflict, NotPublished
-from domain.agents import EntryPoint
+from domain.conversations.conversation import EntryPoint
 
 if TYPE_CHECKING:
     from application.ports.agent_store import AgentStore
     from application.ports.chat_models import ChatModels
-    from domain.agent import AgentConfig
-    from domain.agents import Agent, AgentVersion
+    from domain.agents.agent import Agent, AgentVersion
+    from domain.agents.config import AgentConfig
     from domain.ids import AppId, OwnerId
 
 CACHED_VERSIONS = 1024

@@ -11,10 +11,10 @@ from application.errors import Conflict
 if TYPE_CHECKING:
     from application.ports.agent_store import AgentStore
     from application.ports.runtime import Clock
-    from domain.agents import Agent
+    from domain.agents.agent import Agent
     from domain.ids import AppId, OwnerId
 
-from domain.agents import AgentConflict
+from domain.agents.agent import AgentConflict
 
 
 class SaveDraft:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from application.agents.access import visible_agent
 from application.errors import InvalidInput
 from application.ports.usage_stats import DayStats, UsageFigures
-from domain.agents import MAX_VERSION
+from domain.agents.agent import MAX_VERSION
 
 if TYPE_CHECKING:
     from application.ports.agent_store import AgentStore

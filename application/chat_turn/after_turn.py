@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from application.conversations.suggest_follow_ups import SuggestFollowUps
     from application.memory.schedule_upkeep import TurnUpkeep
     from application.ports.runtime import TaskSpawner
-    from domain.agent import AgentConfig
-    from domain.conversation import Message
+    from domain.agents.config import AgentConfig
+    from domain.conversations.conversation import Message
 
 log = logging.getLogger(__name__)
 

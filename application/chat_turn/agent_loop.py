@@ -7,19 +7,20 @@ from contextlib import aclosing
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from application.chat_turn.step_reply import StepReply
 from application.chat_turn.tool_round import ToolRound
 from application.errors import InvalidOutput, ModelNotReached
 from application.off_loop import parsed
-from domain.agent import AgentMode, ModelParams
-from domain.client_tools import AUTO
-from domain.messages import Block, Msg, Role, TextBlock, ToolResultBlock, ToolUseBlock, Usage
-from domain.react import parse_react_output, react_instructions
-from domain.review import KeywordReview
-from domain.streaming import Release, shown_so_far
-from domain.structured_output import unfenced
+from domain.agents.config import AgentMode, ModelParams
+from domain.agents.review import KeywordReview
+from domain.conversations.messages import Block, Msg, Role, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+from domain.conversations.streaming import Release, shown_so_far
+from domain.conversations.structured_output import unfenced
+from domain.conversations.thoughts import ThoughtEvent
 from domain.text import storable, storable_value
-from domain.thoughts import ThoughtEvent
-from domain.tools import ToolCall, ToolResult, ToolSpec
+from domain.tools.calls import ToolCall, ToolResult, ToolSpec
+from domain.tools.client_tools import AUTO
+from domain.tools.react import parse_react_output, react_instructions
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -30,23 +31,11 @@ if TYPE_CHECKING:
     from application.chat_turn.turn_tools import TurnTools
     from application.ports.chat_model import ChatModel
     from application.ports.runtime import IdGenerator, Tokenizer
-    from domain.client_tools import ToolChoice
     from domain.ids import ThoughtId
+    from domain.tools.client_tools import ToolChoice
 
 ANSWER_NOW = "You have used all tool rounds. Answer the user now from what you have, without tools."
 OUTPUT_REVIEW_HIT = "The output review matched a blocked keyword; the preset response replaced the answer."
-
-
-@dataclass(slots=True)
-class StepReply:
-    thought_id: ThoughtId
-    text: str
-    calls: list[ToolCall]
-    usage: Usage
-    prompt: str
-    latency: float
-    sent: int  # characters of its text that went out as they came
-    blocked: bool = False  # the output review matched: the model was cut off, nothing more goes out
 
 
 @dataclass(slots=True)
@@ -107,7 +96,7 @@ class AgentLoop:
         params: ModelParams | None = None, output: OutputCheck | None = None, review: KeywordReview | None = None,
     ) -> LoopState:
         """`output`: the turn's structured output, whose answer is held until it passes its check;
-        `review`: the output review, which text passes before it is sent (domain.review)."""
+        `review`: the output review, which text passes before it is sent (domain.agents.review)."""
         self._review = review or KeywordReview()
         tools = self._tools.specs
         if mode is AgentMode.REACT:
@@ -140,7 +129,7 @@ class AgentLoop:
     async def _step(
         self, messages: list[Msg], offered: list[ToolSpec], release: Release, params: ModelParams | None
     ) -> StepReply:
-        """One model call; its text goes out as `release` and the output review allow (domain.streaming);
+        """One model call; its text goes out as `release` and the output review allow (domain.conversations.streaming);
         a review hit cuts the call off."""
         thought_id = self._events.new_id()
         started = self._events.elapsed
@@ -278,7 +267,7 @@ class AgentLoop:
 
 
 def _release(react: bool, offered: bool, stream_thoughts: bool, output: OutputCheck | None) -> Release:
-    """How much of a step's text may stream before it ends (see domain.streaming)."""
+    """How much of a step's text may stream before it ends (see domain.conversations.streaming)."""
     if output is not None and output.checked:
         return Release.WHOLE
     if react:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from domain.conversation import MessageStatus
-from domain.thoughts import AgentThought, ThoughtEvent
+from domain.conversations.conversation import MessageStatus
+from domain.conversations.thoughts import AgentThought, ThoughtEvent
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator

@@ -1,4 +1,4 @@
-"""ClientToolRelay: a turn's calls to its client's tools (domain.client_tools).
+"""ClientToolRelay: a turn's calls to its client's tools (domain.tools.client_tools).
 
 The calls are run by the client, not here. The turn *pauses*: the pause is recorded where every
 API worker can find it (ClientToolExchange), then the `client_tool_calls` event tells whoever
@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING
 from application.best_effort import best_effort
 from application.chat_turn.turn_watch import StopReason, StopRequested
 from application.ports.client_tool_exchange import PausedTurn
-from domain.client_tools import client_call_id, legacy_call_id
-from domain.thoughts import ThoughtEvent
-from domain.tools import ToolResult
+from domain.conversations.thoughts import ThoughtEvent
+from domain.tools.calls import ToolResult
+from domain.tools.client_tools import client_call_id, legacy_call_id
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -31,10 +31,10 @@ if TYPE_CHECKING:
     from application.chat_turn.turn_watch import TurnWatch
     from application.ports.client_tool_exchange import ClientToolExchange
     from application.ports.task_control import TaskInfo
-    from domain.client_tools import ClientTools, ToolChoice
+    from domain.conversations.messages import Usage
     from domain.ids import ThoughtId
-    from domain.messages import Usage
-    from domain.tools import ToolCall
+    from domain.tools.calls import ToolCall
+    from domain.tools.client_tools import ClientTools, ToolChoice
 
 
 # What the model is told of a client call a legacy `functions` step did not hand over.

@@ -1,6 +1,6 @@
 """CompleteChat: one OpenAI chat-completions request as one memagent turn (`/v1/chat/completions`).
 
-The request's messages are read by `domain.chat_completions`: the trailing user messages are the
+The request's messages are read by `domain.conversations.chat_completions`: the trailing user messages are the
 turn, system messages add to the agent's prompt for this turn, and the earlier (user, assistant)
 pairs find the conversation. The conversation is, in this order: the one of the message it follows
 (the Responses API's `previous_response_id`); the one the client names; the end user's conversation
@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING
 from application.chat_turn.turn import ChatRequest, TurnHandle
 from application.conversations.visibility import visible_message
 from application.errors import InvalidParameter
-from domain.agents import EntryPoint
-from domain.chat_completions import CompletionMessage, CompletionTurn, read_completion
-from domain.client_tools import AUTO, ClientTools, Resumption, legacy_context
+from domain.accounts.viewers import ACCOUNT_ITSELF, Viewer
+from domain.conversations.chat_completions import CompletionMessage, CompletionTurn, read_completion
+from domain.conversations.conversation import EntryPoint
+from domain.conversations.structured_output import OutputKind
 from domain.errors import DomainError
-from domain.structured_output import OutputKind
-from domain.viewers import ACCOUNT_ITSELF, Viewer
+from domain.tools.client_tools import AUTO, ClientTools, Resumption, legacy_context
 
 if TYPE_CHECKING:
     from application.agents.list_models import ListModels
@@ -30,9 +30,9 @@ if TYPE_CHECKING:
     from application.chat_turn.start_chat_turn import StartChatTurn
     from application.ports.message_store import MessageStore
     from application.ports.schema_check import SchemaCheck
-    from domain.agent import ModelParams
+    from domain.agents.config import ModelParams
+    from domain.conversations.structured_output import OutputFormat
     from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId
-    from domain.structured_output import OutputFormat
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +47,7 @@ class CompletionRequest:
     key_id: str | None = None  # the API key's id, for its rate limits
     output: OutputFormat | None = None  # `response_format`: the structured output the answer must be
     after: MessageId | None = None  # a message whose conversation the turn continues (`previous_response_id`)
-    client_tools: ClientTools | None = None  # `tools` and `tool_choice`: the client's own (domain.client_tools)
+    client_tools: ClientTools | None = None  # `tools` and `tool_choice`: the client's own (domain.tools.client_tools)
 
 
 @dataclass(frozen=True, slots=True)

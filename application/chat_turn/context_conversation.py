@@ -17,8 +17,8 @@ from domain.ids import ConversationId
 if TYPE_CHECKING:
     from application.ports.message_store import MessageStore
     from application.ports.runtime import IdGenerator
+    from domain.accounts.viewers import Viewer
     from domain.ids import AppId
-    from domain.viewers import Viewer
 
 MAX_CONTEXT_ID = 64
 

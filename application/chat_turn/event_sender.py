@@ -18,8 +18,8 @@ from application.errors import ApplicationError, EventStoreUnavailable
 
 if TYPE_CHECKING:
     from application.ports.event_log import EventLog
+    from domain.conversations.thoughts import AgentThought
     from domain.ids import TaskId
-    from domain.thoughts import AgentThought
 
 log = logging.getLogger(__name__)
 

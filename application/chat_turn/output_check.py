@@ -1,4 +1,4 @@
-"""OutputCheck: one turn's structured output (domain.structured_output) against its model.
+"""OutputCheck: one turn's structured output (domain.conversations.structured_output) against its model.
 
 It says what the model is given (the format itself, or instructions in the system prompt) and
 whether and how an answer is checked: parsed as JSON, a `json_object` must be an object, a
@@ -11,12 +11,12 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from application.off_loop import parsed
-from domain.agent import ModelParams
-from domain.structured_output import OutputKind, parsed_answer
+from domain.agents.config import ModelParams
+from domain.conversations.structured_output import OutputKind, parsed_answer
 
 if TYPE_CHECKING:
     from application.ports.schema_check import SchemaCheck
-    from domain.structured_output import OutputFormat
+    from domain.conversations.structured_output import OutputFormat
 
 
 @dataclass(frozen=True, slots=True)

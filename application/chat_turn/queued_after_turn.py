@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from application.memory.schedule_upkeep import TurnUpkeep
     from application.ports.jobs import JobQueue
     from application.ports.message_store import MessageStore
-    from domain.agent import AgentConfig
-    from domain.conversation import Message
+    from domain.agents.config import AgentConfig
+    from domain.conversations.conversation import Message
 
 
 class QueuedAfterTurn(TurnEnd):

@@ -11,16 +11,15 @@ from typing import TYPE_CHECKING
 
 from application.chat_turn.turn import ChatRequest
 from application.errors import Conflict, NotFound
-from domain.agents import EntryPoint
-from domain.conversation import MessageStatus
+from domain.conversations.conversation import EntryPoint, MessageStatus
 
 if TYPE_CHECKING:
     from application.chat_turn.start_chat_turn import StartChatTurn
     from application.chat_turn.turn import TurnHandle
     from application.ports.message_store import MessageStore
-    from domain.conversation import Message
+    from domain.accounts.viewers import Viewer
+    from domain.conversations.conversation import Message
     from domain.ids import MessageId
-    from domain.viewers import Viewer
 
 MAX_SIBLINGS = 100  # answers of one query walked back at most
 

@@ -1,4 +1,4 @@
-"""ResumeTurn: a client's tool results resume the turn that paused for them (domain.client_tools).
+"""ResumeTurn: a client's tool results resume the turn that paused for them (domain.tools.client_tools).
 
 The paused turn is found by a call id, on whichever worker runs it (ClientToolExchange). Only its
 viewers may resume it, through the agent it runs; the results must answer exactly the calls it
@@ -16,8 +16,8 @@ from application.errors import Conflict, InvalidParameter
 if TYPE_CHECKING:
     from application.agents.list_models import ListModels
     from application.ports.client_tool_exchange import ClientToolExchange
-    from domain.client_tools import Resumption
-    from domain.viewers import Viewer
+    from domain.accounts.viewers import Viewer
+    from domain.tools.client_tools import Resumption
 
 
 class ResumeTurn:

@@ -13,11 +13,11 @@ from application.errors import ApplicationError, StoreUnavailable
 from application.log_context import log_fields
 from application.model_calls.call_scope import calls_for, kept_calls, spent_by_turn, turn_scope
 from application.ports.tracing import SpanName
-from domain.agent import choose_mode
-from domain.conversation import MessageStatus, ReviewStage, TurnOutcome
-from domain.prompt import assemble_prompt, earlier_rounds
-from domain.thoughts import FinishReason, ThoughtEvent
-from domain.tools import RetryPolicy
+from domain.agents.config import choose_mode
+from domain.agents.prompt import assemble_prompt, earlier_rounds
+from domain.conversations.conversation import MessageStatus, ReviewStage, TurnOutcome
+from domain.conversations.thoughts import FinishReason, ThoughtEvent
+from domain.tools.calls import RetryPolicy
 
 if TYPE_CHECKING:
     from application.chat_turn.after_turn import TurnEnd
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from application.memory.short_term_memory import ShortTermMemory
     from application.ports.metrics import Metrics
     from application.ports.tracing import Span, TraceParent
-    from domain.messages import Msg
+    from domain.conversations.messages import Msg
 
 log = logging.getLogger(__name__)
 

@@ -25,8 +25,8 @@ if TYPE_CHECKING:
 
     from application.model_calls.record_model_calls import RecordModelCalls
     from application.ports.message_store import MessageStore
-    from domain.conversation import Message, MessageAgentThought
-    from domain.model_calls import ModelCall
+    from domain.billing.model_calls import ModelCall
+    from domain.conversations.conversation import Message, MessageAgentThought
 
 log = logging.getLogger(__name__)
 

@@ -8,10 +8,9 @@ from typing import TYPE_CHECKING
 
 from application.chat_turn.turn import ChatRequest, Turn, TurnHandle
 from application.errors import ApplicationError, Conflict, Forbidden, InvalidInput, NotFound
-from domain.agents import DEFAULT_AGENT, EntryPoint
-from domain.conversation import Conversation, Message, MessageStatus, TurnOutcome
-from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId, TaskId
-from domain.messages import Usage
+from domain.conversations.conversation import Conversation, EntryPoint, Message, MessageStatus, TurnOutcome
+from domain.conversations.messages import Usage
+from domain.ids import DEFAULT_AGENT, AppId, ConversationId, EndUserId, MessageId, OwnerId, TaskId
 from domain.text import text_problem
 
 if TYPE_CHECKING:
@@ -89,7 +88,9 @@ class StartChatTurn:
                 request.owner, resolved.agent_id, resolved.config, request.query, message.task_id
             )
         try:
-            admission = await self._quota.admit(request, message.task_id, resolved.agent_id, resolved.config.limits)
+            admission = await self._quota.admit(
+                request.key_id, request.owner, message.task_id, resolved.agent_id, resolved.config.limits
+            )
         except BaseException:
             if budget is not None:
                 await budget.end(None)  # refused: it spent nothing
@@ -106,7 +107,7 @@ class StartChatTurn:
         config = resolved.config.for_call(request.model_params, request.system)
         if request.entry is EntryPoint.OPENAI:
             # An OpenAI client keeps what streamed as the answer and resends it: only the answer may
-            # stream, or its history would never match the stored turns (domain.chat_completions).
+            # stream, or its history would never match the stored turns (domain.conversations.chat_completions).
             config = replace(config, stream_thoughts=False)
         turn = Turn(config, conversation, message, request.replaces, admission, request.output, request.client_tools,
                     request.earlier)

@@ -1,6 +1,6 @@
 """Runs a round of tool calls under the tool failure policy: concurrently, bar sequential tools.
 
-A timeout is retried `RetryPolicy.timeout_retries` times, `retry_delay` apart (domain.tools). Each
+A timeout is retried `RetryPolicy.timeout_retries` times, `retry_delay` apart (domain.tools.calls). Each
 call's outcome, after its retries, is counted in the metrics under its tool's name when the turn
 offered it (the model may write any name; a label must stay bounded).
 """
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from application.errors import ToolCallFailed
 from application.ports.metrics import UNKNOWN_TOOL
 from application.ports.tracing import NO_TRACER, SpanName, Tracer
-from domain.tools import RetryPolicy, ToolCall, ToolFailure, ToolResult, failure_result
+from domain.tools.calls import RetryPolicy, ToolCall, ToolFailure, ToolResult, failure_result
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence

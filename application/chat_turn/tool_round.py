@@ -8,21 +8,21 @@ import json
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from domain.client_tools import AUTO
+from domain.conversations.thoughts import ThoughtEvent
 from domain.text import storable
-from domain.thoughts import ThoughtEvent
+from domain.tools.client_tools import AUTO
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from application.chat_turn.agent_loop import StepReply
+    from application.chat_turn.step_reply import StepReply
     from application.chat_turn.tool_executor import ToolExecutor
     from application.chat_turn.turn_events import TurnEvents
     from application.chat_turn.turn_tools import TurnTools
     from application.ports.runtime import IdGenerator
-    from domain.client_tools import ToolChoice
-    from domain.messages import Usage
-    from domain.tools import ToolCall, ToolResult
+    from domain.conversations.messages import Usage
+    from domain.tools.calls import ToolCall, ToolResult
+    from domain.tools.client_tools import ToolChoice
 
 
 def keyed(calls: Sequence[ToolCall], values: Sequence[Any]) -> dict[str, Any]:

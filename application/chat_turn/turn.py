@@ -3,13 +3,12 @@
 from dataclasses import dataclass
 
 from application.chat_turn.turn_quota import NO_LIMITS, Admission
-from domain.agent import AgentConfig, ModelParams
-from domain.agents import EntryPoint
-from domain.client_tools import ClientTools, EarlierRound
-from domain.conversation import Conversation, Message
+from domain.accounts.viewers import Viewer
+from domain.agents.config import AgentConfig, ModelParams
+from domain.conversations.conversation import Conversation, EntryPoint, Message
+from domain.conversations.structured_output import OutputFormat
 from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId, TaskId
-from domain.structured_output import OutputFormat
-from domain.viewers import Viewer
+from domain.tools.client_tools import ClientTools, EarlierRound
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +63,7 @@ class Turn:
     replaces: tuple[MessageId, ...] = ()  # a regeneration's siblings: its window leaves them out
     admission: Admission = NO_LIMITS  # its hold on its rate-limit slots (turn_quota.py)
     output: OutputFormat | None = None  # the structured output its answer must be
-    client_tools: ClientTools | None = None  # its client's own tools (domain.client_tools)
+    client_tools: ClientTools | None = None  # its client's own tools (domain.tools.client_tools)
     earlier: tuple[EarlierRound, ...] = ()  # tool rounds its question comes with, after it in the prompt
 
     @property

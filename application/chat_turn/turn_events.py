@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING, Any
 
 from application.chat_turn.event_sender import EventSender
 from application.ports.task_control import TaskControl, TaskInfo
-from domain.conversation import MessageAgentThought
+from domain.conversations.conversation import MessageAgentThought
+from domain.conversations.messages import Usage
+from domain.conversations.thoughts import AgentThought, ThoughtEvent
 from domain.ids import ThoughtId
-from domain.messages import Usage
-from domain.thoughts import AgentThought, ThoughtEvent
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     from application.memory.run_upkeep import MemoryUpkeep
     from application.ports.message_configs import MessageConfigs
     from application.ports.message_store import MessageStore
-    from domain.agent import AgentConfig
-    from domain.conversation import Message
+    from domain.agents.config import AgentConfig
+    from domain.conversations.conversation import Message
     from domain.jobs import Job
 
 log = logging.getLogger(__name__)

@@ -22,18 +22,17 @@ from typing import TYPE_CHECKING
 
 from application.errors import ApplicationError, RateLimited
 from application.ports.rate_limits import Quota
-from domain.rate_limits import LimitScope, RateLimits, refusal_message
+from domain.accounts.rate_limits import LimitScope, RateLimits, refusal_message
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
 
-    from application.chat_turn.turn import ChatRequest
     from application.model_calls.budget_hold import BudgetHold
     from application.ports.metrics import Metrics
     from application.ports.rate_limits import RateLimiter
     from application.ports.runtime import Clock
-    from domain.ids import AppId, TaskId
-    from domain.messages import Usage
+    from domain.conversations.messages import Usage
+    from domain.ids import AppId, OwnerId, TaskId
 
 log = logging.getLogger(__name__)
 
@@ -98,14 +97,17 @@ class TurnQuota:
         self._clock = clock
         self._metrics = metrics
 
-    async def admit(self, request: ChatRequest, turn: TaskId, agent: AppId, limits: RateLimits) -> Admission:
-        """The turn's admission; raises `RateLimited` naming the first limit reached."""
-        key = request.key_id or f"account:{request.owner}"
+    async def admit(
+        self, key_id: str | None, owner: OwnerId, turn: TaskId, agent: AppId, limits: RateLimits
+    ) -> Admission:
+        """The turn's admission, for the API key `key_id` (None: a request without one counts under
+        its account); raises `RateLimited` naming the first limit reached."""
+        key = key_id or f"account:{owner}"
         quotas = tuple(quota for quota in (
             Quota(LimitScope.KEY, key, self._defaults.key),
             # Per owner: the default agent is the platform's, shared by every account, and one
             # account's turns must not use up another's.
-            Quota(LimitScope.AGENT, f"{request.owner}:{agent}", limits.over(self._defaults.agent)),
+            Quota(LimitScope.AGENT, f"{owner}:{agent}", limits.over(self._defaults.agent)),
         ) if quota.limits.limited)
         if not quotas:  # no limit set: no store is asked
             return NO_LIMITS

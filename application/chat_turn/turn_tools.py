@@ -6,16 +6,16 @@ from typing import TYPE_CHECKING
 
 from application.errors import ToolCallFailed
 from application.knowledge.retrieval import Retrieval, cite
-from domain.client_tools import ChoiceMode
-from domain.thoughts import ThoughtEvent
-from domain.tools import ToolCall, ToolFailure, ToolSpec
+from domain.conversations.thoughts import ThoughtEvent
+from domain.tools.calls import ToolCall, ToolFailure, ToolSpec
+from domain.tools.client_tools import ChoiceMode
 
 if TYPE_CHECKING:
     from application.chat_turn.client_tool_relay import ClientToolRelay
     from application.ports.tools import ToolBox
-    from domain.agent import AgentConfig
-    from domain.client_tools import ToolChoice
+    from domain.agents.config import AgentConfig
     from domain.ids import OwnerId
+    from domain.tools.client_tools import ToolChoice
 
 RETRIEVAL_TOOL = "dataset_retrieval"
 RETRIEVAL_SPEC = ToolSpec(
@@ -30,7 +30,7 @@ RETRIEVAL_SPEC = ToolSpec(
 
 
 class TurnTools:
-    """`client`: the request's own tools, run by its client (domain.client_tools); one named as an
+    """`client`: the request's own tools, run by its client (domain.tools.client_tools); one named as an
     agent's tool is the client's, which asked for it by that name."""
 
     def __init__(

@@ -13,8 +13,8 @@ from domain.errors import DomainError
 if TYPE_CHECKING:
     from application.ports.message_store import MessageStore
     from application.ports.runtime import Clock
+    from domain.accounts.viewers import Viewer
     from domain.ids import ConversationId
-    from domain.viewers import Viewer
 
 
 class ChangeConversation:

@@ -10,16 +10,16 @@ from typing import TYPE_CHECKING
 from application.conversations.visibility import visible_conversation
 from application.errors import NotFound
 from application.settle import settled
-from domain.conversation import MessageStatus
+from domain.conversations.conversation import MessageStatus
 
 if TYPE_CHECKING:
     from application.ports.conversation_cleanup import MemoryEraser
     from application.ports.message_store import MessageStore
     from application.ports.runtime import Clock
     from application.ports.task_control import TaskControl
-    from domain.conversation import Message
+    from domain.accounts.viewers import Viewer
+    from domain.conversations.conversation import Message
     from domain.ids import ConversationId
-    from domain.viewers import Viewer
 
 log = logging.getLogger(__name__)
 

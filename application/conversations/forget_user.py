@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 from application.errors import NotFound
 from application.ports.message_store import ConversationFilter, ListPosition
-from domain.user_memory import ForgetCounts
-from domain.viewers import Viewer
+from domain.accounts.viewers import Viewer
+from domain.memory.user_facts import ForgetCounts
 
 if TYPE_CHECKING:
     from application.conversations.delete_conversation import DeleteConversation
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from application.ports.event_log import EventLog
     from application.ports.memory_record import MemoryForgetting
     from application.ports.message_store import MessageStore
-    from domain.conversation import Conversation
+    from domain.conversations.conversation import Conversation
     from domain.ids import EndUserId, OwnerId
 
 PAGE = 200

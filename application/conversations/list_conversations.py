@@ -18,8 +18,8 @@ from domain.text import storable, text_problem
 
 if TYPE_CHECKING:
     from application.ports.message_store import ConversationListing, MessageStore
+    from domain.accounts.viewers import Viewer
     from domain.ids import AppId
-    from domain.viewers import Viewer
 
 MAX_LIST_PAGE = 100
 MAX_SEARCH_CHARS = 200

@@ -13,21 +13,21 @@ import logging
 import re
 from typing import TYPE_CHECKING
 
-from domain.conversation import check_title
+from domain.conversations.conversation import check_title
 from domain.errors import DomainError
-from domain.memory import Exchange
+from domain.memory.window import Exchange
 
 if TYPE_CHECKING:
     from application.ports.conversation_writers import Titler
     from application.ports.message_store import MessageStore
     from application.ports.profile_work import OnProfile
     from application.ports.runtime import Clock
-    from domain.agent import AgentConfig
-    from domain.conversation import Message
+    from domain.agents.config import AgentConfig
+    from domain.conversations.conversation import Message
 
 log = logging.getLogger(__name__)
 
-MAX_AUTO_TITLE_CHARS = 80  # a hand-set title may be longer (domain.conversation.MAX_TITLE_CHARS)
+MAX_AUTO_TITLE_CHARS = 80  # a hand-set title may be longer (domain.conversations.conversation.MAX_TITLE_CHARS)
 _LABEL = re.compile(r"^(?:title|标题)\s*[:：]\s*", re.IGNORECASE)
 _WRAPPING = "\"'`*#“”‘’「」『』《》 "  # quotes and markdown a model may put around its title
 _TRAILING = ".。,，:：;；、"

@@ -6,14 +6,14 @@ from typing import TYPE_CHECKING
 
 from application.conversations.visibility import visible_message
 from application.errors import Conflict, InvalidInput, NotFound
-from domain.conversation import MessageStatus
+from domain.conversations.conversation import MessageStatus
 from domain.errors import DomainError
 
 if TYPE_CHECKING:
     from application.ports.message_store import MessageStore
-    from domain.conversation import Message, Rating
+    from domain.accounts.viewers import Viewer
+    from domain.conversations.conversation import Message, Rating
     from domain.ids import MessageId
-    from domain.viewers import Viewer
 
 
 class RateMessage:

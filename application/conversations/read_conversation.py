@@ -9,8 +9,8 @@ from application.ports.message_store import ConversationListing
 
 if TYPE_CHECKING:
     from application.ports.message_store import MessageStore
+    from domain.accounts.viewers import Viewer
     from domain.ids import ConversationId
-    from domain.viewers import Viewer
 
 
 class ReadConversation:

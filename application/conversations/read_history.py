@@ -9,9 +9,9 @@ from application.errors import InvalidInput
 
 if TYPE_CHECKING:
     from application.ports.message_store import MessageStore
-    from domain.conversation import Conversation, Message, MessageAgentThought
+    from domain.accounts.viewers import Viewer
+    from domain.conversations.conversation import Conversation, Message, MessageAgentThought
     from domain.ids import ConversationId, MessageId
-    from domain.viewers import Viewer
 
 MAX_PAGE = 100
 

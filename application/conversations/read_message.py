@@ -8,9 +8,9 @@ from application.conversations.visibility import visible_message
 
 if TYPE_CHECKING:
     from application.ports.message_store import MessageStore
-    from domain.conversation import Message
+    from domain.accounts.viewers import Viewer
+    from domain.conversations.conversation import Message
     from domain.ids import MessageId
-    from domain.viewers import Viewer
 
 
 class ReadMessage:

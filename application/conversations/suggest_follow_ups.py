@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 from application.conversations.visibility import visible_message
 from application.errors import Conflict
-from domain.conversation import MAX_FOLLOW_UPS
-from domain.memory import Exchange
+from domain.conversations.conversation import MAX_FOLLOW_UPS
+from domain.memory.window import Exchange
 from domain.text import text_problem
 
 if TYPE_CHECKING:
@@ -24,10 +24,10 @@ if TYPE_CHECKING:
     from application.ports.message_configs import MessageConfigs
     from application.ports.message_store import MessageStore
     from application.ports.profile_work import OnProfile
-    from domain.agent import AgentConfig
-    from domain.conversation import Message
+    from domain.accounts.viewers import Viewer
+    from domain.agents.config import AgentConfig
+    from domain.conversations.conversation import Message
     from domain.ids import MessageId
-    from domain.viewers import Viewer
 
 MAX_QUESTION_CHARS = 200
 # A list marker a model may put before each question: "1.", "2)", "-", "*", "•".

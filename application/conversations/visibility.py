@@ -8,9 +8,9 @@ from application.errors import NotFound
 
 if TYPE_CHECKING:
     from application.ports.message_store import MessageStore
-    from domain.conversation import Conversation, Message
+    from domain.accounts.viewers import Viewer
+    from domain.conversations.conversation import Conversation, Message
     from domain.ids import ConversationId, MessageId
-    from domain.viewers import Viewer
 
 
 async def visible_conversation(store: MessageStore, conversation_id: ConversationId, viewer: Viewer) -> Conversation:

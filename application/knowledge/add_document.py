@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from application.errors import ApplicationError, InvalidInput, NotFound
 from application.knowledge.documents import DocumentLimits, document_name, document_text, document_type
-from domain.knowledge import Chunk, Document, DocumentStatus, PendingDocument, split_into_chunks
+from domain.knowledge.datasets import Chunk, Document, DocumentStatus, PendingDocument, split_into_chunks
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from application.errors import InvalidInput
 from domain.errors import DomainError
-from domain.knowledge import Dataset
+from domain.knowledge.datasets import Dataset
 
 if TYPE_CHECKING:
     from application.ports.knowledge_base import KnowledgeBase

@@ -1,7 +1,7 @@
 """Documents of a knowledge base: accepted types, names, sizes and the results of use cases.
 
 A document is plain text or Markdown, UTF-8, at most `DocumentLimits.max_bytes`. It is cut into
-overlapping chunks (`domain.knowledge.split_into_chunks`), each chunk is embedded, and the
+overlapping chunks (`domain.knowledge.datasets.split_into_chunks`), each chunk is embedded, and the
 chunks are stored with their vectors in one transaction. Datasets belong to their owner: another
 owner's dataset is "not found", exactly like one that does not exist.
 """
@@ -16,7 +16,7 @@ from application.errors import InvalidInput, PayloadTooLarge, UnsupportedMediaTy
 from domain.text import text_problem
 
 if TYPE_CHECKING:
-    from domain.knowledge import Dataset
+    from domain.knowledge.datasets import Dataset
 
 PLAIN = "text/plain"
 MARKDOWN = "text/markdown"

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from application.ports.document_intake import DocumentIntake
     from application.ports.jobs import JobQueue
     from domain.ids import OwnerId
-    from domain.knowledge import Document, PendingDocument
+    from domain.knowledge.datasets import Document, PendingDocument
 
 NOT_QUEUED = "The document could not be queued for indexing: upload it again."
 

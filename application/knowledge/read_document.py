@@ -9,7 +9,7 @@ from application.errors import NotFound
 if TYPE_CHECKING:
     from application.ports.document_intake import DocumentIntake
     from domain.ids import OwnerId
-    from domain.knowledge import Document
+    from domain.knowledge.datasets import Document
 
 
 class ReadDocument:

@@ -10,9 +10,9 @@ if TYPE_CHECKING:
 
     from application.ports.embedder import Embedder
     from application.ports.knowledge_base import KnowledgeBase
-    from domain.agent import AgentConfig
+    from domain.agents.config import AgentConfig
     from domain.ids import OwnerId
-    from domain.knowledge import ScoredChunk
+    from domain.knowledge.datasets import ScoredChunk
 
 
 class Retrieval:

@@ -12,16 +12,16 @@ from typing import TYPE_CHECKING
 from application.errors import InvalidInput, NotFound
 from domain.errors import DomainError
 from domain.ids import ConversationId, MessageId, OwnerId
-from domain.memory import MemoryPolicy
-from domain.memory_entities import MAX_ENTITY_VALUE, Entity, EntitySheet, entity_type
-from domain.memory_summary import UpkeepState
+from domain.memory.entities import MAX_ENTITY_VALUE, Entity, EntitySheet, entity_type
+from domain.memory.summary import UpkeepState
+from domain.memory.window import MemoryPolicy
 
 if TYPE_CHECKING:
     from application.ports.memory_store import EntityMemory, MemoryStore, UpkeepLedger
     from application.ports.message_store import MessageStore
     from application.ports.runtime import Clock
-    from domain.conversation import Conversation
-    from domain.memory_archive import ArchiveEntry
+    from domain.conversations.conversation import Conversation
+    from domain.memory.archive import ArchiveEntry
 
 
 @dataclass(frozen=True, slots=True)

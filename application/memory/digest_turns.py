@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 
 from application.ports.memory_models import DigestRequest
 from domain.errors import DomainError
-from domain.memory import Exchange, MemoryPolicy
-from domain.memory_summary import UpkeepState, pending_for_summary
+from domain.memory.summary import UpkeepState, pending_for_summary
+from domain.memory.window import Exchange, MemoryPolicy
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -28,8 +28,8 @@ if TYPE_CHECKING:
     from application.ports.message_store import MessageStore
     from application.ports.profile_work import OnProfile
     from application.ports.runtime import Clock
-    from domain.agent import AgentConfig
-    from domain.conversation import Conversation, Message
+    from domain.agents.config import AgentConfig
+    from domain.conversations.conversation import Conversation, Message
 
 
 class DigestTurns:

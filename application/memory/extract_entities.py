@@ -1,10 +1,10 @@
 """Entity extraction of one finished turn, merged into entity memory (a memory upkeep job).
 
-Each value goes where its scope says (`domain.memory_entities.EntityScope`): a lasting fact about
+Each value goes where its scope says (`domain.memory.entities.EntityScope`): a lasting fact about
 the person to the end user's facts (`UserFacts`, shared by the account's agents or the agent's own,
-per `domain.user_memory`), the state of the task at hand to the conversation's entities. An agent
+per `domain.memory.user_facts`), the state of the task at hand to the conversation's entities. An agent
 without user memory keeps every value in the conversation. The extraction's intent is kept too, as
-the conversation's entity of type `intent` (see domain.memory_entities).
+the conversation's entity of type `intent` (see domain.memory.entities).
 
 Malformed extraction output is dropped with a log line; the stored entities are untouched. The
 extraction runs on the agent's memory model (`AgentConfig.upkeep_model`).
@@ -15,21 +15,21 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from domain.agents import EntryPoint
-from domain.entity_extraction import read_extraction, without_junk
-from domain.memory import Exchange, MemoryPolicy
-from domain.memory_entities import INTENT_TYPE, TASKLESS_INTENTS, Entity, EntityScope
-from domain.user_memory import facts_for_prompt, holder_of
+from domain.conversations.conversation import EntryPoint
+from domain.memory.entities import INTENT_TYPE, TASKLESS_INTENTS, Entity, EntityScope
+from domain.memory.entity_extraction import read_extraction, without_junk
+from domain.memory.user_facts import facts_for_prompt
+from domain.memory.window import Exchange, MemoryPolicy
 
 if TYPE_CHECKING:
     from application.ports.memory_models import EntityExtractor
     from application.ports.memory_record import UserFacts
     from application.ports.memory_store import EntityMemory
     from application.ports.profile_work import OnProfile
-    from domain.agent import AgentConfig
-    from domain.conversation import Message
-    from domain.entity_extraction import ExtractedEntity
-    from domain.user_memory import FactHolder
+    from domain.agents.config import AgentConfig
+    from domain.conversations.conversation import Message
+    from domain.memory.entity_extraction import ExtractedEntity
+    from domain.memory.user_facts import FactHolder
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +83,7 @@ class ExtractEntities:
         """Whose user facts the turn reads and writes; None when there are none to write."""
         # A debugger turn is the builder trying a draft: it never writes an end user's real facts.
         debugging = finished.entry_point == EntryPoint.DEBUGGER.value
-        return holder_of(finished, config) if self._facts is not None and not debugging else None
+        return config.holder_of(finished) if self._facts is not None and not debugging else None
 
     @staticmethod
     def _entity(found: ExtractedEntity, finished: Message) -> Entity:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from domain.memory import MemoryPolicy, exchanges_of
-from domain.memory_archive import ArchiveEntry, due_for_archive
+from domain.memory.archive import ArchiveEntry, due_for_archive
+from domain.memory.window import MemoryPolicy, exchanges_of
 
 if TYPE_CHECKING:
     from application.memory.short_term_memory import ShortTermMemory
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from application.ports.memory_store import MemoryStore
     from application.ports.profile_work import OnProfile
     from application.ports.runtime import Clock
-    from domain.agent import AgentConfig
+    from domain.agents.config import AgentConfig
     from domain.ids import ConversationId
 
 log = logging.getLogger(__name__)

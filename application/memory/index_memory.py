@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from domain.user_memory import RecallScope, recall_scope_of
+from domain.memory.user_facts import RecallScope
 
 if TYPE_CHECKING:
     from application.ports.embedder import Embedder
     from application.ports.memory_record import RecallIndex
     from application.ports.message_store import MessageStore
-    from domain.agent import AgentConfig
-    from domain.conversation import Message
+    from domain.agents.config import AgentConfig
+    from domain.conversations.conversation import Message
 
 
 class IndexMemory:
@@ -34,7 +34,7 @@ class IndexMemory:
             return 0
         await self._index.index_summary(conversation, [finished.id])
         # A debugger conversation is the builder's own, never recalled in the published agent's.
-        scope = RecallScope.NONE if conversation.is_debug else recall_scope_of(config)
+        scope = RecallScope.NONE if conversation.is_debug else config.recall_scope
         await self._index.share(conversation.id, scope)
         items = await self._index.unembedded(conversation.id, self._embedder.name)
         if not items:

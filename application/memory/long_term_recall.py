@@ -20,12 +20,12 @@ from application.errors import ApplicationError
 from application.memory.recall_report import RecallFound, recall_report
 from application.memory.stored_archive import StoredArchive
 from application.memory.user_recall import UserRecalled
-from domain.memory import MemoryPolicy
-from domain.memory_archive import RankedEntry, rank_archive
-from domain.memory_entities import EntitySheet
-from domain.memory_recall import earlier_line, select_recall
-from domain.prompt import PromptMemory
-from domain.user_memory import facts_for_prompt
+from domain.agents.prompt import PromptMemory
+from domain.memory.archive import RankedEntry, rank_archive
+from domain.memory.entities import EntitySheet
+from domain.memory.recall import earlier_line, select_recall
+from domain.memory.user_facts import facts_for_prompt
+from domain.memory.window import MemoryPolicy
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine, Sequence
@@ -35,10 +35,10 @@ if TYPE_CHECKING:
     from application.ports.embedder import Embedder
     from application.ports.memory_store import EntityMemory, MemoryStore
     from application.ports.runtime import Tokenizer
-    from domain.agent import AgentConfig
-    from domain.conversation import Conversation
+    from domain.agents.config import AgentConfig
+    from domain.conversations.conversation import Conversation
+    from domain.conversations.messages import Msg
     from domain.ids import ConversationId
-    from domain.messages import Msg
 
 log = logging.getLogger(__name__)
 

@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from application.errors import InvalidInput, NotFound
-from domain.knowledge import cosine
+from domain.knowledge.datasets import cosine
 
 if TYPE_CHECKING:
     from application.ports.embedder import Embedder
     from application.ports.message_store import MessageStore
-    from domain.conversation import Conversation, Message
+    from domain.conversations.conversation import Conversation, Message
     from domain.ids import ConversationId, OwnerId
 
 MAX_QUERY = 2000

@@ -18,8 +18,8 @@ from domain.jobs import Job, JobKind
 if TYPE_CHECKING:
     from application.memory.run_upkeep import MemoryUpkeep, PendingUpkeep
     from application.ports.jobs import JobQueue
-    from domain.agent import AgentConfig
-    from domain.conversation import Message
+    from domain.agents.config import AgentConfig
+    from domain.conversations.conversation import Message
 
 log = logging.getLogger(__name__)
 

@@ -10,10 +10,10 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from application.memory.user_recall import UserRecalled
-    from domain.agent import AgentConfig
-    from domain.memory import MemoryPolicy
-    from domain.memory_entities import Entity, EntitySheet
-    from domain.memory_recall import RecallSelection
+    from domain.agents.config import AgentConfig
+    from domain.memory.entities import Entity, EntitySheet
+    from domain.memory.recall import RecallSelection
+    from domain.memory.window import MemoryPolicy
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,11 +32,11 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from contextlib import AbstractAsyncContextManager
 
+    from domain.conversations.messages import Msg
     from domain.ids import ConversationId
-    from domain.memory_archive import ArchiveEntry
-    from domain.memory_entities import Entity, EntitySheet
-    from domain.memory_summary import UpkeepState
-    from domain.messages import Msg
+    from domain.memory.archive import ArchiveEntry
+    from domain.memory.entities import Entity, EntitySheet
+    from domain.memory.summary import UpkeepState
 
 log = logging.getLogger(__name__)
 

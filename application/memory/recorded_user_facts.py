@@ -26,8 +26,8 @@ if TYPE_CHECKING:
 
     from application.ports.memory_store import UserFactCache
     from domain.ids import AppId, ConversationId, EndUserId, OwnerId
-    from domain.memory_entities import Entity, EntitySheet
-    from domain.user_memory import FactHolder, ForgetCounts
+    from domain.memory.entities import Entity, EntitySheet
+    from domain.memory.user_facts import FactHolder, ForgetCounts
 
 
 class UserFactRecord(UserFacts, MemoryForgetting, Protocol):

@@ -22,7 +22,7 @@ from application.best_effort import best_effort
 from application.errors import ApplicationError
 from application.model_calls.budgets import BudgetExceeded
 from application.ports.tracing import NO_TRACER, SpanName, Tracer
-from domain.memory_summary import SUMMARY_CATCH_UP
+from domain.memory.summary import SUMMARY_CATCH_UP
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Sequence
@@ -33,10 +33,10 @@ if TYPE_CHECKING:
     from application.memory.index_memory import IndexMemory
     from application.model_calls.budgets import CheckBudgets
     from application.ports.memory_store import UpkeepLedger
-    from domain.agent import AgentConfig
-    from domain.conversation import Message
+    from domain.agents.config import AgentConfig
+    from domain.conversations.conversation import Message
     from domain.ids import ConversationId
-    from domain.memory import MemoryPolicy
+    from domain.memory.window import MemoryPolicy
 
 log = logging.getLogger(__name__)
 _UPKEEP = "memory upkeep"

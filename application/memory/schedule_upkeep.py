@@ -30,8 +30,8 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Coroutine
 
     from application.ports.runtime import Clock, TaskSpawner
-    from domain.agent import AgentConfig
-    from domain.conversation import Message
+    from domain.agents.config import AgentConfig
+    from domain.conversations.conversation import Message
 
 log = logging.getLogger(__name__)
 

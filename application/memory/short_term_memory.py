@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 from application.errors import MalformedRecord
 from domain.errors import DomainError, MalformedHistory
-from domain.memory import MemoryPolicy, check_history, history_from_turns, recent_window, turn_pair
-from domain.memory_archive import unarchived
+from domain.memory.archive import unarchived
+from domain.memory.window import MemoryPolicy, check_history, history_from_turns, recent_window, turn_pair
 
 if TYPE_CHECKING:
     from collections.abc import Collection
@@ -21,10 +21,10 @@ if TYPE_CHECKING:
     from application.ports.memory_store import MemoryStore
     from application.ports.message_store import MessageStore
     from application.ports.runtime import Tokenizer
-    from domain.agent import AgentConfig
-    from domain.conversation import Conversation, Message
+    from domain.agents.config import AgentConfig
+    from domain.conversations.conversation import Conversation, Message
+    from domain.conversations.messages import Msg
     from domain.ids import ConversationId, MessageId
-    from domain.messages import Msg
 
 
 log = logging.getLogger(__name__)

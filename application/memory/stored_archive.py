@@ -8,14 +8,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from application.ports.archive_index import ArchiveIndex, ArchiveRanking
-from domain.memory_archive import newest_entries
+from domain.memory.archive import newest_entries
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from application.ports.memory_store import MemoryStore
     from domain.ids import ConversationId
-    from domain.memory_archive import ArchiveEntry
+    from domain.memory.archive import ArchiveEntry
 
 
 class StoredArchive(ArchiveIndex):

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from domain.errors import DomainError
 
 if TYPE_CHECKING:
-    from domain.agent import AgentConfig
+    from domain.agents.config import AgentConfig
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING
 from application.errors import InvalidInput, NotFound, PayloadTooLarge
 from domain.errors import DomainError
 from domain.ids import MessageId
-from domain.knowledge import cosine
-from domain.memory import MemoryPolicy
-from domain.memory_entities import Entity, EntityScope, EntitySheet, EntitySource
-from domain.user_memory import MAX_FACT_VALUE_BYTES, FactHolder, RecallKind, check_fact_type
+from domain.knowledge.datasets import cosine
+from domain.memory.entities import Entity, EntityScope, EntitySheet, EntitySource
+from domain.memory.user_facts import MAX_FACT_VALUE_BYTES, FactHolder, RecallKind, check_fact_type
+from domain.memory.window import MemoryPolicy
 
 if TYPE_CHECKING:
     from application.ports.embedder import Embedder

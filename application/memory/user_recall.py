@@ -13,14 +13,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from application.best_effort import best_effort
-from domain.memory_entities import EntitySheet
-from domain.user_memory import FactHolder, ScoredItem, holder_for
+from domain.memory.entities import EntitySheet
+from domain.memory.user_facts import FactHolder, ScoredItem
 
 if TYPE_CHECKING:
     from application.ports.embedder import Embedder
     from application.ports.memory_record import RecallIndex, UserFacts
-    from domain.agent import AgentConfig
-    from domain.conversation import Conversation
+    from domain.agents.config import AgentConfig
+    from domain.conversations.conversation import Conversation
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +39,7 @@ class UserRecall:
         self._top_k = top_k
 
     async def recall(self, conversation: Conversation, config: AgentConfig, query: str) -> UserRecalled:
-        holder = holder_for(conversation.owner, conversation.end_user, conversation.app_id, config)
+        holder = config.holder_for(conversation.owner, conversation.end_user, conversation.app_id)
         if holder is None:
             return UserRecalled()
         async with asyncio.TaskGroup() as reads:

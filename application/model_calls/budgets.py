@@ -38,8 +38,8 @@ from typing import TYPE_CHECKING
 from application.errors import ApplicationError
 from application.model_calls.budget_hold import BudgetHold
 from application.ports.budget_reservations import Allowance
-from domain.model_calls import Budget
-from domain.money import usd
+from domain.billing.model_calls import Budget
+from domain.billing.money import usd
 
 if TYPE_CHECKING:
     from application.model_calls.cost_estimate import CostEstimate
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from application.ports.metrics import Metrics
     from application.ports.model_call_ledger import ModelCallLedger
     from application.ports.runtime import Clock
-    from domain.agent import AgentConfig
+    from domain.agents.config import AgentConfig
 
 DAILY, MONTHLY = "daily", "monthly"
 ACCOUNT, AGENT = "account", "agent"

@@ -20,13 +20,13 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from domain.messages import Usage
+from domain.conversations.messages import Usage
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from application.chat_turn.turn import Turn
-    from domain.model_calls import ModelCall
+    from domain.billing.model_calls import ModelCall
 
 
 @dataclass(slots=True)

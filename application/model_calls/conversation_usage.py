@@ -11,13 +11,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from application.conversations.visibility import visible_conversation
-from domain.model_calls import CHAT, PurposeUsage
+from domain.billing.model_calls import CHAT, PurposeUsage
 
 if TYPE_CHECKING:
     from application.ports.message_store import MessageStore
     from application.ports.model_call_ledger import ModelCallLedger
+    from domain.accounts.viewers import Viewer
     from domain.ids import ConversationId
-    from domain.viewers import Viewer
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from domain.model_calls import cost_of
+from domain.billing.model_calls import cost_of
 
 if TYPE_CHECKING:
     from application.ports.chat_models import ChatModels
     from application.ports.runtime import Tokenizer
-    from domain.agent import AgentConfig
+    from domain.agents.config import AgentConfig
 
 
 class CostEstimate:

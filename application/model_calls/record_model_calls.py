@@ -34,14 +34,14 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, wai
 
 from application.errors import ApplicationError, StoreUnavailable
 from application.model_calls.call_scope import current_scope
-from domain.model_calls import CHAT, ModelCall
+from domain.billing.model_calls import CHAT, ModelCall
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from application.ports.model_call_ledger import ModelCallLedger
     from application.ports.runtime import Clock, IdGenerator
-    from domain.messages import Usage
+    from domain.conversations.messages import Usage
 
 log = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from domain.agents import Agent, AgentVersion
+    from domain.agents.agent import Agent, AgentVersion
     from domain.ids import AppId, OwnerId
 
 

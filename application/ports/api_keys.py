@@ -1,7 +1,7 @@
 from datetime import datetime
 from typing import Protocol
 
-from domain.accounts import ApiKey, ApiKeyId
+from domain.accounts.keys import ApiKey, ApiKeyId
 from domain.ids import AppId, OwnerId
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from domain.ids import ConversationId
-from domain.memory_archive import ArchiveEntry, RankedEntry
+from domain.memory.archive import ArchiveEntry, RankedEntry
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,9 +2,9 @@ from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from domain.agent import ModelCapabilities, ModelParams
-from domain.messages import Msg, Usage
-from domain.tools import ToolCall, ToolSpec
+from domain.agents.config import ModelCapabilities, ModelParams
+from domain.conversations.messages import Msg, Usage
+from domain.tools.calls import ToolCall, ToolSpec
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from application.ports.chat_model import ChatModel
-    from domain.agent import ModelCapabilities
+    from domain.agents.config import ModelCapabilities
 
 
 @dataclass(frozen=True, slots=True)

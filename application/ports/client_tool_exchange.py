@@ -2,13 +2,13 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from application.ports.task_control import TaskInfo
-from domain.client_tools import Resumption
 from domain.ids import OwnerId
+from domain.tools.client_tools import Resumption
 
 
 @dataclass(frozen=True, slots=True)
 class PausedTurn:
-    """A turn waiting for its client to run `call_ids` (domain.client_tools)."""
+    """A turn waiting for its client to run `call_ids` (domain.tools.client_tools)."""
 
     task: TaskInfo
     call_ids: tuple[str, ...]

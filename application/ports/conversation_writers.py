@@ -10,7 +10,7 @@ Adapters: over the ChatModel port, and offline ones for the offline scripted mod
 from collections.abc import Sequence
 from typing import Protocol
 
-from domain.memory import Exchange
+from domain.memory.window import Exchange
 
 
 class Titler(Protocol):

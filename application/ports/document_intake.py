@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Protocol
 
 from domain.ids import OwnerId
-from domain.knowledge import Chunk, Document, PendingDocument
+from domain.knowledge.datasets import Chunk, Document, PendingDocument
 
 
 class DocumentIntake(Protocol):

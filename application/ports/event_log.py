@@ -2,8 +2,8 @@ from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from domain.conversations.thoughts import AgentThought
 from domain.ids import TaskId
-from domain.thoughts import AgentThought
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from domain.ids import OwnerId
-from domain.knowledge import Chunk, Dataset, ScoredChunk
+from domain.knowledge.datasets import Chunk, Dataset, ScoredChunk
 
 
 class KnowledgeBase(Protocol):

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from domain.memory import Exchange
-from domain.memory_summary import SummaryLimit
+from domain.memory.summary import SummaryLimit
+from domain.memory.window import Exchange
 
 
 class Summarizer(Protocol):
@@ -32,7 +32,7 @@ class EntityExtractor(Protocol):
     async def extract(self, exchange: Exchange) -> object:
         """The raw `{"intent": str, "entities": [{"type", "value", "confidence"}]}` found in one
         exchange (a mapping, or JSON text). It is untrusted: the caller validates it with
-        `domain.entity_extraction.read_extraction`."""
+        `domain.memory.entity_extraction.read_extraction`."""
         ...
 
 

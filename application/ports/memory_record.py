@@ -15,11 +15,11 @@ One adapter (SQLAlchemy) implements them all. Every method raises `StoreUnavaila
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from domain.conversation import Conversation, Message
+from domain.conversations.conversation import Conversation, Message
 from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId
-from domain.memory_archive import ArchiveEntry
-from domain.memory_entities import Entity, EntitySheet
-from domain.user_memory import FactHolder, ForgetCounts, RecallItem, RecallScope, ScoredItem
+from domain.memory.archive import ArchiveEntry
+from domain.memory.entities import Entity, EntitySheet
+from domain.memory.user_facts import FactHolder, ForgetCounts, RecallItem, RecallScope, ScoredItem
 
 
 class ArchiveRecord(Protocol):
@@ -41,7 +41,7 @@ class UserFacts(Protocol):
     async def record_user_facts(
         self, holder: FactHolder, entities: Sequence[Entity], min_confidence: float = 0.0
     ) -> None:
-        """Merge new values atomically with `domain.memory_entities.merge_entities`."""
+        """Merge new values atomically with `domain.memory.entities.merge_entities`."""
         ...
 
     async def remove_user_fact(self, holder: FactHolder, kind: str) -> bool:

@@ -9,12 +9,12 @@ from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Protocol
 
+from domain.conversations.messages import Msg
 from domain.ids import ConversationId, EndUserId, OwnerId
-from domain.memory_archive import ArchiveEntry
-from domain.memory_entities import Entity, EntitySheet
-from domain.memory_summary import UpkeepState
-from domain.messages import Msg
-from domain.user_memory import FactHolder
+from domain.memory.archive import ArchiveEntry
+from domain.memory.entities import Entity, EntitySheet
+from domain.memory.summary import UpkeepState
+from domain.memory.user_facts import FactHolder
 
 
 class MemoryStore(Protocol):
@@ -65,7 +65,7 @@ class EntityMemory(Protocol):
     async def record_entities(
         self, conversation_id: ConversationId, entities: Sequence[Entity], min_confidence: float = 0.0
     ) -> None:
-        """Merge new values atomically with `domain.memory_entities.merge_entities(…, min_confidence)`: a new
+        """Merge new values atomically with `domain.memory.entities.merge_entities(…, min_confidence)`: a new
         value for a type replaces the current one, which moves to history (at most
         ENTITY_HISTORY_LIMIT kept)."""
         ...

@@ -2,8 +2,8 @@
 
 from typing import Protocol
 
-from domain.agent import AgentConfig
-from domain.conversation import Message
+from domain.agents.config import AgentConfig
+from domain.conversations.conversation import Message
 
 
 class MessageConfigs(Protocol):

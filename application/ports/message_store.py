@@ -3,10 +3,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from domain.conversation import Conversation, Message, MessageAgentThought
+from domain.accounts.viewers import Viewer
+from domain.billing.model_calls import ModelCall
+from domain.conversations.conversation import Conversation, Message, MessageAgentThought
 from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId
-from domain.model_calls import ModelCall
-from domain.viewers import Viewer
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +130,6 @@ class MessageStore(Protocol):
     ) -> ConversationId | None:
         """The end user's newest live (not debugger) conversation of the agent whose history — the
         history its client brought when it began (`Conversation.history_prefix`), then its completed
-        turns, oldest first — has this fingerprint (`domain.chat_completions`). The store keeps each
+        turns, oldest first — has this fingerprint (`domain.conversations.chat_completions`). The store keeps each
         conversation's fingerprint as its turns complete (a regeneration's makes it again)."""
         ...

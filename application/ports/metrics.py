@@ -9,7 +9,7 @@ Recording never fails and never waits: a metric is not worth a turn.
 from enum import StrEnum
 from typing import Protocol
 
-from domain.messages import Usage
+from domain.conversations.messages import Usage
 
 
 class ModelPurpose(StrEnum):

@@ -8,7 +8,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from datetime import datetime
 
-    from domain.model_calls import ModelCall, PurposeUsage
+    from domain.billing.model_calls import ModelCall, PurposeUsage
 
 
 class ModelCallLedger(Protocol):

@@ -11,7 +11,7 @@ Raises `EventStoreUnavailable` when the store fails.
 from dataclasses import dataclass
 from typing import Protocol
 
-from domain.rate_limits import LimitName, LimitScope, RateLimits
+from domain.accounts.rate_limits import LimitName, LimitScope, RateLimits
 
 RPM_WINDOW = 60.0  # seconds: `rpm` counts the turns admitted in any window this long
 DAY = 86400.0

@@ -1,4 +1,4 @@
-"""SchemaCheck: JSON Schema, for structured output (domain.structured_output)."""
+"""SchemaCheck: JSON Schema, for structured output (domain.conversations.structured_output)."""
 
 from collections.abc import Mapping
 from typing import Any, Protocol

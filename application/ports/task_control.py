@@ -1,9 +1,9 @@
 from dataclasses import dataclass
 from typing import Protocol
 
-from domain.conversation import Message
+from domain.accounts.viewers import Viewer
+from domain.conversations.conversation import Message
 from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId, TaskId
-from domain.viewers import Viewer
 
 
 @dataclass(frozen=True, slots=True)

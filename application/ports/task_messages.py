@@ -1,6 +1,6 @@
 from typing import Protocol
 
-from domain.conversation import Message
+from domain.conversations.conversation import Message
 from domain.ids import OwnerId, TaskId
 
 

@@ -3,7 +3,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from application.ports.tool_servers import ToolServerStatus
-from domain.tools import ToolCall, ToolSpec
+from domain.tools.calls import ToolCall, ToolSpec
 
 
 class ToolBox(Protocol):

@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING
 
 from application.errors import NotFound
 from application.ports.task_control import TaskInfo
-from domain.conversation import MessageStatus
+from domain.conversations.conversation import MessageStatus
 
 if TYPE_CHECKING:
     from application.ports.task_control import TaskControl
     from application.ports.task_messages import TaskMessages
+    from domain.accounts.viewers import Viewer
     from domain.ids import TaskId
-    from domain.viewers import Viewer
 
 
 class FindTask:

@@ -17,8 +17,8 @@ if TYPE_CHECKING:
     from application.ports.task_control import TaskControl, TaskInfo
     from application.ports.task_presence import TaskPresence
     from application.tasks.find_task import FindTask
+    from domain.accounts.viewers import Viewer
     from domain.ids import TaskId
-    from domain.viewers import Viewer
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,9 +10,9 @@ from application.errors import NotFound
 if TYPE_CHECKING:
     from application.ports.message_store import MessageStore
     from application.tasks.stop_task import StopTask
-    from domain.conversation import MessageStatus
+    from domain.accounts.viewers import Viewer
+    from domain.conversations.conversation import MessageStatus
     from domain.ids import MessageId
-    from domain.viewers import Viewer
 
 
 class StopMessage:

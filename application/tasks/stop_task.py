@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING
 
 from application.errors import Conflict, NotFound
 from application.settle import settled
-from domain.conversation import MessageStatus
+from domain.conversations.conversation import MessageStatus
 
 if TYPE_CHECKING:
     from application.ports.message_store import MessageStore
     from application.ports.task_control import TaskControl, TaskInfo
     from application.tasks.find_task import FindTask
+    from domain.accounts.viewers import Viewer
     from domain.ids import TaskId
-    from domain.viewers import Viewer
 
 
 class StopTask:

@@ -19,10 +19,10 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from application.errors import ApplicationError, NotFound
-from domain.conversation import Message, MessageStatus, TurnOutcome
+from domain.conversations.conversation import Message, MessageStatus, TurnOutcome
+from domain.conversations.messages import Usage
+from domain.conversations.thoughts import AgentThought, ThoughtEvent, streamed_answer
 from domain.ids import ThoughtId
-from domain.messages import Usage
-from domain.thoughts import AgentThought, ThoughtEvent, streamed_answer
 
 if TYPE_CHECKING:
     from application.ports.event_log import EventLog

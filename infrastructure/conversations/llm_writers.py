@@ -11,13 +11,13 @@ import logging
 from typing import TYPE_CHECKING
 
 from application.ports.conversation_writers import FollowUpWriter, Titler
-from domain.messages import Msg, Role, text_msg
+from domain.conversations.messages import Msg, Role, text_msg
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from application.ports.chat_model import ChatModel
-    from domain.memory import Exchange
+    from domain.memory.window import Exchange
 
 log = logging.getLogger(__name__)
 

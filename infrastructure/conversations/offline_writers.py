@@ -11,12 +11,12 @@ import re
 from typing import TYPE_CHECKING
 
 from application.ports.conversation_writers import FollowUpWriter, Titler
-from domain.memory_summary import is_cjk
+from domain.memory.summary import is_cjk
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from domain.memory import Exchange
+    from domain.memory.window import Exchange
 
 TITLE_WORDS = 6
 TITLE_CJK_CHARS = 12

@@ -12,7 +12,7 @@ from application.ports.event_log import LoggedEvent
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from domain.thoughts import AgentThought
+    from domain.conversations.thoughts import AgentThought
 
 
 @dataclass(slots=True)

@@ -9,8 +9,8 @@ from application.ports.client_tool_exchange import ClientToolExchange, PausedTur
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from domain.client_tools import Resumption
     from domain.ids import OwnerId, TaskId
+    from domain.tools.client_tools import Resumption
 
 
 class InProcessClientToolExchange(ClientToolExchange):

@@ -12,8 +12,8 @@ from infrastructure.events.events_in_memory import EventsInMemory
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    from domain.conversations.thoughts import AgentThought
     from domain.ids import TaskId
-    from domain.thoughts import AgentThought
 
 
 @dataclass(slots=True)

@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from application.ports.event_log import LoggedEvent
+    from domain.conversations.thoughts import AgentThought
     from domain.ids import TaskId
-    from domain.thoughts import AgentThought
 
 
 class LocalTail:

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 from application.errors import EventStoreUnavailable
 from application.ports.client_tool_exchange import ClientToolExchange, PausedTurn
 from application.ports.task_control import TaskInfo
-from domain.client_tools import ChoiceMode, ClientToolResult, Resumption, ToolChoice
 from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId, TaskId
+from domain.tools.client_tools import ChoiceMode, ClientToolResult, Resumption, ToolChoice
 
 if TYPE_CHECKING:
     from redis.commands.core import AsyncScript

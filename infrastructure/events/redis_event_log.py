@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 from application.errors import EventStoreUnavailable
 from application.ports.event_log import EventLog, LoggedEvent
+from domain.conversations.thoughts import AgentThought
 from domain.errors import DomainError
 from domain.ids import TaskId
-from domain.thoughts import AgentThought
 from infrastructure.events.local_tail import LocalTail
 from infrastructure.group_commit import GroupCommit
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import defaultdict, deque
 
 from application.ports.rate_limits import DAY, RPM_WINDOW, SLOT_RETRY, Quota, RateLimiter, Refusal
-from domain.rate_limits import LimitName
+from domain.accounts.rate_limits import LimitName
 
 Scope = tuple[str, str]  # (scope, subject)
 

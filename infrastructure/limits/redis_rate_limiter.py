@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from application.errors import EventStoreUnavailable
 from application.ports.rate_limits import DAY, RPM_WINDOW, SLOT_RETRY, Quota, RateLimiter, Refusal
-from domain.rate_limits import LimitName
+from domain.accounts.rate_limits import LimitName
 
 if TYPE_CHECKING:
     from infrastructure.redis_client import RedisClient

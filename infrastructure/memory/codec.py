@@ -7,14 +7,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from domain.ids import ConversationId, MessageId
-from domain.memory_archive import ArchiveEntry
-from domain.memory_entities import Entity, EntityScope, EntitySource
-from domain.memory_summary import UpkeepState
+from domain.memory.archive import ArchiveEntry
+from domain.memory.entities import Entity, EntityScope, EntitySource
+from domain.memory.summary import UpkeepState
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from domain.messages import Msg
+    from domain.conversations.messages import Msg
 
 
 def _time(value: Any) -> datetime | None:

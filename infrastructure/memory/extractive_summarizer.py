@@ -26,14 +26,14 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from application.ports.memory_models import Summarizer
-from domain.memory_summary import SummaryLimit, is_cjk
+from domain.memory.summary import SummaryLimit, is_cjk
 from infrastructure.memory.entity_patterns import word_alternatives
 from infrastructure.memory.rule_entity_extractor import bounded, sentence_entities
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from domain.memory import Exchange
+    from domain.memory.window import Exchange
 
 _SPLIT = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
 _SMALL_TALK = re.compile(

@@ -23,17 +23,17 @@ from application.ports.memory_store import (
     UpkeepLedger,
     UserFactCache,
 )
-from domain.memory import window_turn_ids
-from domain.memory_entities import ENTITY_HISTORY_LIMIT, Entity, EntitySheet, merge_entities
-from domain.memory_summary import UpkeepState
+from domain.memory.entities import ENTITY_HISTORY_LIMIT, Entity, EntitySheet, merge_entities
+from domain.memory.summary import UpkeepState
+from domain.memory.window import window_turn_ids
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 
+    from domain.conversations.messages import Msg
     from domain.ids import AppId, ConversationId, EndUserId, OwnerId
-    from domain.memory_archive import ArchiveEntry
-    from domain.messages import Msg
-    from domain.user_memory import FactHolder
+    from domain.memory.archive import ArchiveEntry
+    from domain.memory.user_facts import FactHolder
 
 DEFAULT_LOCK_WAIT = 300.0
 

@@ -8,7 +8,7 @@ JSON object as plain text. The call sends the old summary, the entities and user
 conversation's whole prompt.
 
 The entities come back split per exchange, raw (`intent` goes to the newest), for the upkeep to
-validate (`domain.entity_extraction.read_extraction`). A reply in prose is taken for the summary
+validate (`domain.memory.entity_extraction.read_extraction`). A reply in prose is taken for the summary
 and, for the newest exchange, the reply itself, which validation then reports.
 """
 
@@ -19,8 +19,8 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from application.ports.memory_models import Digest, DigestRequest, MemoryDigester
-from domain.messages import Role, text_msg
-from domain.tools import ToolSpec
+from domain.conversations.messages import Role, text_msg
+from domain.tools.calls import ToolSpec
 from infrastructure.memory.llm_memory_models import ENTITY_RULES, EXTRACTION_SPEC, complete, tool_reply
 
 if TYPE_CHECKING:

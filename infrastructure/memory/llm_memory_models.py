@@ -3,7 +3,7 @@
 The extractor offers one tool, `record_entities`, whose JSON Schema is the output shape
 `{intent, entities: [{type, value, confidence, scope, explicit}]}`, and asks the model to call it. A model
 without native tool calls is asked for that JSON object as plain text instead. Whatever comes
-back is returned raw: the upkeep validates it (`domain.entity_extraction.read_extraction`).
+back is returned raw: the upkeep validates it (`domain.memory.entity_extraction.read_extraction`).
 """
 
 from __future__ import annotations
@@ -13,15 +13,15 @@ import re
 from typing import TYPE_CHECKING
 
 from application.ports.memory_models import EntityExtractor, Summarizer
-from domain.messages import Msg, Role, text_msg
-from domain.tools import ToolCall, ToolSpec
+from domain.conversations.messages import Msg, Role, text_msg
+from domain.tools.calls import ToolCall, ToolSpec
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from application.ports.chat_model import ChatModel
-    from domain.memory import Exchange
-    from domain.memory_summary import SummaryLimit
+    from domain.memory.summary import SummaryLimit
+    from domain.memory.window import Exchange
 
 log = logging.getLogger(__name__)
 

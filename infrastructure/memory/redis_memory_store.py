@@ -43,11 +43,11 @@ from redis.exceptions import WatchError
 
 from application.errors import MemoryUnavailable, UpkeepBusy
 from application.ports.memory_store import EntityCache, EntityMemory, MemoryStore, UpkeepLedger
+from domain.conversations.messages import Msg
 from domain.errors import DomainError
-from domain.memory import window_turn_ids
-from domain.memory_entities import ENTITY_HISTORY_LIMIT, Entity, EntitySheet, merge_entities
-from domain.memory_summary import UpkeepState
-from domain.messages import Msg
+from domain.memory.entities import ENTITY_HISTORY_LIMIT, Entity, EntitySheet, merge_entities
+from domain.memory.summary import UpkeepState
+from domain.memory.window import window_turn_ids
 from infrastructure.memory.codec import (
     encode_window,
     entity_from_json,
@@ -67,7 +67,7 @@ if TYPE_CHECKING:
     from redis.typing import EncodableT, FieldT
 
     from domain.ids import ConversationId
-    from domain.memory_archive import ArchiveEntry
+    from domain.memory.archive import ArchiveEntry
     from infrastructure.redis_client import RedisClient
 
 log = logging.getLogger(__name__)

@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING
 
 from application.errors import MemoryUnavailable
 from application.ports.memory_store import UserFactCache
-from domain.memory_entities import EntitySheet
+from domain.memory.entities import EntitySheet
 from infrastructure.memory.codec import entity_from_json, entity_to_json
 
 if TYPE_CHECKING:
     from domain.ids import EndUserId, OwnerId
-    from domain.user_memory import FactHolder
+    from domain.memory.user_facts import FactHolder
     from infrastructure.redis_client import RedisClient
 
 DAY = 24 * 60 * 60.0

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from domain.messages import Msg
+    from domain.conversations.messages import Msg
 
 # KEYS[1]: the window. ARGV[1]: the pair as a JSON list; ARGV[2]: the TTL in ms; ARGV[3..]: the
 # pair's `"id": "<message id>"` members, as the window's JSON writes them. Returns 1 when the

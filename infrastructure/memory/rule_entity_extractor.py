@@ -41,7 +41,7 @@ Chinese ones) → type (confidence), [scope]:
 - "remind me to X", "I need / have / still have to X", "don't let me forget to X", 提醒我… → `task` (0.8)
   [conversation]
 
-The scope is the type's, from the table of `domain.entity_extraction.default_scope`: user facts
+The scope is the type's, from the table of `domain.memory.entity_extraction.default_scope`: user facts
 (name, contact, city, hometown, job, employer, diet, allergy, likes, dislikes, preference, age,
 birthday, family and pets, plays, learning, supports, saving_for, `favourite_*`, `<relation>_*` such as
 `dog_name`) are `user`; the task's state (date, task, intent) is `conversation`. A type the table does
@@ -51,7 +51,7 @@ it is `user`, unless it is task state by the table's TASK_NOUNS (booking, flight
 words) and false for the guesses below it: a bare "I'm Ada", a date without a scheduling word, a date
 in a question.
 
-Memory keys each type as its fact's slot (`domain.fact_slots`: `boss` is `manager`, 车 is `car`), and
+Memory keys each type as its fact's slot (`domain.memory.fact_slots`: `boss` is `manager`, 车 is `car`), and
 drops a change's words around a user fact's value ("green now" is green, "called Carla" is Carla).
 
 A negated statement yields nothing (but a diet no longer kept, above): a negated value ("my car is
@@ -70,7 +70,7 @@ from datetime import date, timedelta
 from typing import TYPE_CHECKING, Any
 
 from application.ports.memory_models import EntityExtractor
-from domain.entity_extraction import default_scope
+from domain.memory.entity_extraction import default_scope
 from infrastructure.memory.entity_patterns import (
     EMAIL,
     MONTHS,
@@ -85,7 +85,7 @@ from infrastructure.memory.entity_patterns import (
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from domain.memory import Exchange
+    from domain.memory.window import Exchange
 
 _PRONOUNS = {"it", "that", "this", "them", "you", "him", "her", "those", "these", "one", "so", "too"}
 _NOT_SUBJECTS = {"point", "question", "problem", "bad", "guess", "pleasure", "turn", "fault", "answer",

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from application.ports.metrics import Metrics, ModelOutcome, ModelPurpose
 
 if TYPE_CHECKING:
-    from domain.messages import Usage
+    from domain.conversations.messages import Usage
 
 
 class InProcessMetrics(Metrics):

@@ -27,7 +27,7 @@ from application.ports.chat_model import ChatModel, ModelChunk
 from application.ports.chat_models import ChatModels, ModelProfile
 from application.ports.embedder import Embedder
 from application.ports.metrics import Metrics, ModelOutcome, ModelPurpose
-from domain.messages import Usage
+from domain.conversations.messages import Usage
 from infrastructure.models.provider_config import FREE, TokenPrice
 
 if TYPE_CHECKING:
@@ -35,9 +35,9 @@ if TYPE_CHECKING:
 
     from application.model_calls.record_model_calls import RecordModelCalls
     from application.ports.runtime import Tokenizer
-    from domain.agent import ModelCapabilities, ModelParams
-    from domain.messages import Msg
-    from domain.tools import ToolSpec
+    from domain.agents.config import ModelCapabilities, ModelParams
+    from domain.conversations.messages import Msg
+    from domain.tools.calls import ToolSpec
 
 NOTHING = Usage()  # what a call that never reached a model spent
 

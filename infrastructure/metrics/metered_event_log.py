@@ -12,8 +12,8 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Sequence
 
     from application.ports.metrics import Metrics
+    from domain.conversations.thoughts import AgentThought
     from domain.ids import TaskId
-    from domain.thoughts import AgentThought
 
 
 class MeteredEventLog(EventLog):

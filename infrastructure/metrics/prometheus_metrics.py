@@ -28,7 +28,7 @@ from prometheus_client import (
 from application.ports.metrics import Metrics, MetricsPage, ModelOutcome, ModelPurpose
 
 if TYPE_CHECKING:
-    from domain.messages import Usage
+    from domain.conversations.messages import Usage
 
 MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
 

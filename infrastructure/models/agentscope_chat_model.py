@@ -23,8 +23,8 @@ from agentscope import message as am
 
 from application.errors import ModelError
 from application.ports.chat_model import ChatModel, ModelChunk
-from domain.client_tools import ChoiceMode
-from domain.tools import ToolCall, ToolSpec, parse_arguments
+from domain.tools.calls import ToolCall, ToolSpec, parse_arguments
+from domain.tools.client_tools import ChoiceMode
 from infrastructure.models.agentscope_convert import to_agentscope
 from infrastructure.models.openai_convert import openai_sampling, openai_tools
 from infrastructure.models.openai_errors import ModelErrors
@@ -34,8 +34,8 @@ from infrastructure.models.tool_names import ToolNames
 if TYPE_CHECKING:
     from agentscope.model import ChatModelBase, ChatResponse
 
-    from domain.agent import ModelCapabilities, ModelParams
-    from domain.messages import Msg
+    from domain.agents.config import ModelCapabilities, ModelParams
+    from domain.conversations.messages import Msg
 
 INTERRUPTED = "interrupted"
 

@@ -21,8 +21,8 @@ from typing import Any, Literal
 from agentscope import message as am
 from pydantic import AnyUrl
 
-from domain.messages import Block, ImageBlock, Msg, Role, TextBlock, ToolResultBlock, ToolUseBlock, Usage
-from domain.tools import parse_arguments
+from domain.conversations.messages import Block, ImageBlock, Msg, Role, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+from domain.tools.calls import parse_arguments
 
 Rename = Callable[[str], str]
 _ERROR_STATES = {am.ToolResultState.ERROR, am.ToolResultState.DENIED, am.ToolResultState.INTERRUPTED}

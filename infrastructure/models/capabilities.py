@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from domain.agent import ModelCapabilities
+from domain.agents.config import ModelCapabilities
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

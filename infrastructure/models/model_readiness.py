@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-# What the openai SDK uses when no base URL is given (interfaces/settings.py leaves it to the SDK).
+# What the openai SDK uses when no base URL is given (interfaces/settings/settings.py leaves it to the SDK).
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 PROBE_TIMEOUT = 5.0  # seconds; /readyz bounds every probe by about as much again
 

@@ -44,9 +44,9 @@ from infrastructure.models.tool_names import ToolNames
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Sequence
 
-    from domain.agent import ModelCapabilities, ModelParams
-    from domain.messages import Msg
-    from domain.tools import ToolSpec
+    from domain.agents.config import ModelCapabilities, ModelParams
+    from domain.conversations.messages import Msg
+    from domain.tools.calls import ToolSpec
 
 # What the SDK raises (it lets JSON errors and, rarely, transport errors through unwrapped).
 _FAILURES = (openai.OpenAIError, json.JSONDecodeError, httpx2.HTTPError)

@@ -5,15 +5,15 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from domain.client_tools import ChoiceMode
-from domain.messages import ImageBlock, Msg, Role, TextBlock, ToolResultBlock, ToolUseBlock
-from domain.structured_output import OutputKind
+from domain.conversations.messages import ImageBlock, Msg, Role, TextBlock, ToolResultBlock, ToolUseBlock
+from domain.conversations.structured_output import OutputKind
+from domain.tools.client_tools import ChoiceMode
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from domain.agent import ModelParams
-    from domain.tools import ToolSpec
+    from domain.agents.config import ModelParams
+    from domain.tools.calls import ToolSpec
     from infrastructure.models.tool_names import ToolNames
 
 

@@ -22,7 +22,7 @@ from infrastructure.models.tool_calls import ToolCallAssembler
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, AsyncIterator
 
-    from domain.messages import Usage
+    from domain.conversations.messages import Usage
     from infrastructure.models.provider_config import TokenPrice
     from infrastructure.models.tool_names import ToolNames
 

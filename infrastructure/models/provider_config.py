@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from domain.agent import ModelCapabilities
-from domain.messages import Usage
-from domain.model_calls import cost_of
+from domain.agents.config import ModelCapabilities
+from domain.billing.model_calls import cost_of
+from domain.conversations.messages import Usage
 from infrastructure.models.capabilities import capabilities_for
 from infrastructure.models.price_table import with_built_in
 

@@ -19,15 +19,15 @@ from typing import TYPE_CHECKING, Any
 
 from application.off_loop import parsed
 from application.ports.chat_model import ChatModel, ModelChunk
-from domain.agent import ModelCapabilities
-from domain.messages import Msg, Role, ToolResultBlock, Usage
-from domain.tools import ToolCall, ToolSpec
+from domain.agents.config import ModelCapabilities
+from domain.conversations.messages import Msg, Role, ToolResultBlock, Usage
+from domain.tools.calls import ToolCall, ToolSpec
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Sequence
 
     from application.ports.runtime import Tokenizer
-    from domain.agent import ModelParams
+    from domain.agents.config import ModelParams
 
 LABEL = "(offline scripted model, not a real LLM)"
 HOW_TO_CONFIGURE = (

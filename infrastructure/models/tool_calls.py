@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from application.errors import ModelError
 from application.off_loop import parsed
-from domain.tools import ToolCall, parse_arguments
+from domain.tools.calls import ToolCall, parse_arguments
 
 if TYPE_CHECKING:
     from infrastructure.models.tool_names import ToolNames

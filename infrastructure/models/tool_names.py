@@ -13,12 +13,12 @@ import hashlib
 import re
 from typing import TYPE_CHECKING
 
-from domain.messages import Msg, ToolResultBlock, ToolUseBlock
+from domain.conversations.messages import Msg, ToolResultBlock, ToolUseBlock
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
-    from domain.tools import ToolSpec
+    from domain.tools.calls import ToolSpec
 
 _ALLOWED = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _NOT_ALLOWED = re.compile(r"[^A-Za-z0-9_-]")

@@ -1,6 +1,6 @@
 """Rows of agents as data: an agent with its draft, and its immutable published versions.
 
-A config is stored as JSON text in the plain form of `domain.agent_config_codec` (the same form
+A config is stored as JSON text in the plain form of `domain.agents.config_codec` (the same form
 the API speaks), so that a config field added later reads back from an old row with its default.
 `agents.draft_revision` and `agents.latest_version` are the compare-and-set guards of a draft save
 and of a publish; `agent_versions` is keyed by (agent_id, version), which also serves its reads.
@@ -16,13 +16,13 @@ from sqlalchemy import ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from application.errors import MalformedRecord
-from domain.agent_config_codec import InvalidConfig, config_from_dict, config_to_dict
-from domain.agents import Agent, AgentDraft, AgentStatus, AgentVersion
+from domain.agents.agent import Agent, AgentDraft, AgentStatus, AgentVersion
+from domain.agents.config_codec import InvalidConfig, config_from_dict, config_to_dict
 from domain.ids import AppId, OwnerId
 from infrastructure.persistence.rows import ID, OWNER, TIMESTAMP, Base, utc
 
 if TYPE_CHECKING:
-    from domain.agent import AgentConfig
+    from domain.agents.config import AgentConfig
 
 
 class AgentRow(Base):

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     from sqlalchemy.ext.asyncio import AsyncSession
 
-    from domain.knowledge import Chunk
+    from domain.knowledge.datasets import Chunk
 
 VECTOR_DTYPE = np.dtype("<f4")
 

@@ -1,4 +1,4 @@
-"""The fingerprint of a conversation's completed turns (`domain.chat_completions`), kept by the
+"""The fingerprint of a conversation's completed turns (`domain.conversations.chat_completions`), kept by the
 message store in the transaction that finishes a turn, and the lookup /v1 makes with it.
 
 A completed turn extends its conversation's fingerprint by its own (query, answer). A completed
@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 
-from domain.chat_completions import NO_HISTORY, extend_fingerprint, fingerprint_of
-from domain.conversation import MessageStatus
+from domain.conversations.chat_completions import NO_HISTORY, extend_fingerprint, fingerprint_of
+from domain.conversations.conversation import MessageStatus
 from domain.ids import ConversationId
 from infrastructure.persistence.rows import ConversationRow, MessageRow
 from infrastructure.persistence.turn_statements import SET_FINGERPRINT
@@ -22,7 +22,7 @@ from infrastructure.persistence.turn_statements import SET_FINGERPRINT
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
-    from domain.conversation import Message
+    from domain.conversations.conversation import Message
     from domain.ids import AppId, EndUserId, OwnerId
 
 C, M = ConversationRow, MessageRow

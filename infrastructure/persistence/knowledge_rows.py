@@ -14,7 +14,7 @@ from sqlalchemy import ForeignKey, Index, Integer, LargeBinary, String, Text, Un
 from sqlalchemy.orm import Mapped, mapped_column
 
 from domain.ids import OwnerId
-from domain.knowledge import Chunk, Dataset, Document, DocumentStatus
+from domain.knowledge.datasets import Chunk, Dataset, Document, DocumentStatus
 from infrastructure.persistence.rows import ID, OWNER, TIMESTAMP, Base, utc
 
 PLAIN_TEXT = "text/plain"

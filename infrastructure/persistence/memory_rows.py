@@ -22,9 +22,9 @@ from sqlalchemy import Boolean, Double, Index, LargeBinary, String, Text, func, 
 from sqlalchemy.orm import Mapped, mapped_column
 
 from domain.ids import ConversationId, MessageId
-from domain.memory_archive import ArchiveEntry
-from domain.memory_entities import Entity, EntityScope, EntitySource
-from domain.user_memory import RecallItem, RecallKind
+from domain.memory.archive import ArchiveEntry
+from domain.memory.entities import Entity, EntityScope, EntitySource
+from domain.memory.user_facts import RecallItem, RecallKind
 from infrastructure.persistence.rows import END_USER, ID, OWNER, SEQUENCE, TIMESTAMP, Base, utc
 
 if TYPE_CHECKING:
@@ -86,7 +86,7 @@ class MemoryItemRow(Base):
     created_at: Mapped[datetime] = mapped_column(TIMESTAMP)
     model: Mapped[str | None] = mapped_column(String(255))
     vector: Mapped[bytes | None] = mapped_column(LargeBinary)
-    # Whose recall the item reaches (domain.user_memory.RecallScope), set by the upkeep from the
+    # Whose recall the item reaches (domain.memory.user_facts.RecallScope), set by the upkeep from the
     # agent's config; "none" until then, so nothing leaks into recall before it is known.
     recall_scope: Mapped[str] = mapped_column(String(16), server_default="none")
     # When its vector or scope last changed: with the count, the version of a user's recall matrix

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 from infrastructure.persistence.rows import ID, OWNER, TIMESTAMP, Base, utc
 
 if TYPE_CHECKING:
-    from domain.model_calls import ModelCall
+    from domain.billing.model_calls import ModelCall
 
 
 class ModelCallRow(Base):

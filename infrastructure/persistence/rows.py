@@ -28,10 +28,17 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from domain.accounts import ApiKey, ApiKeyId
-from domain.conversation import Conversation, Message, MessageAgentThought, MessageStatus, Rating, ReviewStage
+from domain.accounts.keys import ApiKey, ApiKeyId
+from domain.conversations.conversation import (
+    Conversation,
+    Message,
+    MessageAgentThought,
+    MessageStatus,
+    Rating,
+    ReviewStage,
+)
+from domain.conversations.messages import Usage
 from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId, TaskId, ThoughtId
-from domain.messages import Usage
 
 if TYPE_CHECKING:
     from sqlalchemy import Row
@@ -83,7 +90,7 @@ class ConversationRow(Base):
     # The newest turn's time, and the count of turns: what a conversation list sorts and shows.
     last_active_at: Mapped[datetime | None] = mapped_column(TIMESTAMP)
     message_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
-    # A fingerprint of the completed turns, oldest first (domain.chat_completions): how /v1 finds the
+    # A fingerprint of the completed turns, oldest first (domain.conversations.chat_completions): how /v1 finds the
     # conversation whose history a client resent. Kept by the store as turns complete.
     history_fingerprint: Mapped[str] = mapped_column(String(64), default="", server_default="")
     history_prefix: Mapped[str] = mapped_column(String(64), default="", server_default="")
@@ -143,7 +150,7 @@ class MessageRow(Base):
     rating_note: Mapped[str] = mapped_column(Text, default="", server_default="")
     follow_ups: Mapped[list[str] | None] = mapped_column(OPTIONAL_JSON_DOC)
     first_token_latency: Mapped[float | None] = mapped_column(Double)
-    blocked_by: Mapped[str | None] = mapped_column(String(16))  # domain.conversation.ReviewStage
+    blocked_by: Mapped[str | None] = mapped_column(String(16))  # domain.conversations.conversation.ReviewStage
 
 
 class MessageAgentThoughtRow(Base):

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from sqlalchemy.engine import Result
     from sqlalchemy.ext.asyncio import AsyncSession
 
-    from domain.agents import Agent, AgentVersion
+    from domain.agents.agent import Agent, AgentVersion
     from domain.ids import AppId, OwnerId
     from infrastructure.persistence.database import Database
 

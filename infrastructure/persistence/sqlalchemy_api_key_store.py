@@ -12,7 +12,7 @@ from infrastructure.persistence.rows import ApiKeyRow, api_key_from_domain, api_
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from domain.accounts import ApiKey, ApiKeyId
+    from domain.accounts.keys import ApiKey, ApiKeyId
     from domain.ids import AppId, OwnerId
     from infrastructure.persistence.database import Database
 

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import and_, bindparam, func, select
 
 from application.ports.archive_index import ArchiveIndex, ArchiveRanking
-from domain.memory_archive import RankedEntry
-from domain.user_memory import RecallKind
+from domain.memory.archive import RankedEntry
+from domain.memory.user_facts import RecallKind
 from infrastructure.persistence.memory_rows import MemoryItemRow, archive_to_domain, versioned, with_version
 from infrastructure.persistence.recall_matrices import ArchiveMatrix, RecallMatrices, normalised
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from domain.ids import ConversationId
-    from domain.memory_archive import ArchiveEntry
+    from domain.memory.archive import ArchiveEntry
     from infrastructure.persistence.database import Database
 
 I = MemoryItemRow  # noqa: E741 - the table's one-letter alias, as in SQL

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import select, update
 
 from application.ports.document_intake import DocumentIntake
-from domain.knowledge import DocumentStatus, PendingDocument
+from domain.knowledge.datasets import DocumentStatus, PendingDocument
 from infrastructure.persistence.chunk_writes import write_chunks
 from infrastructure.persistence.knowledge_rows import DatasetRow, DocumentRow, document_to_domain
 
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from domain.ids import OwnerId
-    from domain.knowledge import Chunk, Document
+    from domain.knowledge.datasets import Chunk, Document
     from infrastructure.persistence.database import Database
 
 INDEXING = DocumentStatus.INDEXING.value

@@ -20,7 +20,7 @@ from sqlalchemy import func, select
 
 from application.ports.dataset_inventory import DatasetCounts, DatasetInventory
 from application.ports.knowledge_base import KnowledgeBase
-from domain.knowledge import Chunk, Dataset, ScoredChunk
+from domain.knowledge.datasets import Chunk, Dataset, ScoredChunk
 from infrastructure.persistence.chunk_writes import VECTOR_DTYPE, write_chunks
 from infrastructure.persistence.knowledge_rows import (
     ChunkRow,

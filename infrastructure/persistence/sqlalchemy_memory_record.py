@@ -1,7 +1,7 @@
 """The memory record in SQL, on SQLite and PostgreSQL (docs/ARCHITECTURE.md §5): archive entries,
 a conversation's entities and an end user's facts with their whole history, and forgetting.
 
-Entities are merged by `domain.memory_entities.merge_entities` inside one transaction that first
+Entities are merged by `domain.memory.entities.merge_entities` inside one transaction that first
 takes the holder's lock (an advisory transaction lock on PostgreSQL; SQLite's write lock, taken by
 a write before the read), so that two upkeeps merging at once never both add a current value.
 Removing a type and forgetting a conversation take the same lock, so they never fall between a
@@ -21,8 +21,8 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from application.ports.memory_record import ArchiveRecord, MemoryForgetting, UserFacts
 from application.ports.memory_store import EntityMemory
 from domain.ids import ConversationId
-from domain.memory_entities import Entity, EntitySheet, merge_entities
-from domain.user_memory import FactHolder, ForgetCounts, RecallKind
+from domain.memory.entities import Entity, EntitySheet, merge_entities
+from domain.memory.user_facts import FactHolder, ForgetCounts, RecallKind
 from infrastructure.persistence.memory_rows import (
     SHARED,
     MemoryEntityRow,
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession
 
     from domain.ids import AppId, EndUserId, OwnerId
-    from domain.memory_archive import ArchiveEntry
+    from domain.memory.archive import ArchiveEntry
     from infrastructure.persistence.database import Database
 
 E = MemoryEntityRow

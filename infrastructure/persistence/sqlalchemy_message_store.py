@@ -10,7 +10,7 @@ from sqlalchemy import Executable, Select, select
 from application.errors import Conflict, NotFound
 from application.ports.message_store import ConversationListing, MessageStore
 from application.ports.task_messages import TaskMessages
-from domain.conversation import Conversation, Message, MessageAgentThought, MessageStatus
+from domain.conversations.conversation import Conversation, Message, MessageAgentThought, MessageStatus
 from domain.ids import ConversationId
 from infrastructure.persistence.conversation_statements import (
     AUTO_TITLE,
@@ -61,8 +61,8 @@ if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncConnection
 
     from application.ports.message_store import ConversationFilter
+    from domain.billing.model_calls import ModelCall
     from domain.ids import AppId, EndUserId, MessageId, OwnerId, TaskId
-    from domain.model_calls import ModelCall
     from infrastructure.persistence.database import Database
 
 MAX_SIBLINGS = 1000  # a regeneration's chain of parents is walked at most this far

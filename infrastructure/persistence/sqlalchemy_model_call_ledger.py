@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import case, func, select
 
 from application.ports.model_call_ledger import ModelCallLedger
-from domain.model_calls import PurposeUsage
+from domain.billing.model_calls import PurposeUsage
 from infrastructure.persistence.model_call_rows import INSERT_MODEL_CALLS, ModelCallRow, model_call_values
 from infrastructure.persistence.rows import utc
 
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from sqlalchemy import ColumnElement
 
-    from domain.model_calls import ModelCall
+    from domain.billing.model_calls import ModelCall
     from infrastructure.persistence.database import Database
 
 

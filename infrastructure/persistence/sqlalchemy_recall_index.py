@@ -24,8 +24,8 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from application.ports.memory_record import RecallIndex
-from domain.conversation import MessageStatus
-from domain.user_memory import FactHolder, RecallItem, RecallKind, RecallScope, ScoredItem
+from domain.conversations.conversation import MessageStatus
+from domain.memory.user_facts import FactHolder, RecallItem, RecallKind, RecallScope, ScoredItem
 from infrastructure.persistence.memory_rows import (
     MemoryItemRow,
     item_to_domain,
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
     from sqlalchemy import ColumnElement, Select
 
-    from domain.conversation import Conversation, Message
+    from domain.conversations.conversation import Conversation, Message
     from domain.ids import AppId, ConversationId, MessageId, OwnerId
     from infrastructure.persistence.database import Database
 

@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import BigInteger, Date, Double, Integer, String, case, cast, func, literal, null, select, union_all
 
 from application.ports.usage_stats import DayStats, UsageFigures, UsageReport, UsageStats, VersionStats
-from domain.conversation import MessageStatus, Rating
-from domain.model_calls import CHAT
+from domain.billing.model_calls import CHAT
+from domain.conversations.conversation import MessageStatus, Rating
 from infrastructure.persistence.model_call_rows import ModelCallRow
 from infrastructure.persistence.rows import MessageRow
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from sqlalchemy import ColumnElement, Insert, Integer, Table, bindparam, false, func, insert, select, update
 
-from domain.conversation import MessageStatus
+from domain.conversations.conversation import MessageStatus
 from infrastructure.persistence.rows import (
     OUTCOME_COLUMNS,
     Base,

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from application.errors import ToolCallFailed
-from domain.tools import ToolFailure
+from domain.tools.calls import ToolFailure
 from infrastructure.errors import CalculationError
 from infrastructure.tools.calculator import calculate, format_number
 from infrastructure.tools.registry import BuiltinTool, ToolRegistry

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from application.errors import ToolCallFailed
 from application.ports.tools import NamedTool, ServerTools, ToolBox, ToolCatalog, ToolCatalogue
-from domain.tools import ToolCall, ToolFailure, ToolSpec
+from domain.tools.calls import ToolCall, ToolFailure, ToolSpec
 from infrastructure.tools.mcp_client import McpServers
 from infrastructure.tools.mcp_config import ServerState
 

@@ -24,7 +24,7 @@ from mcp.types import (
 )
 
 from application.errors import ToolCallFailed
-from domain.tools import ToolFailure
+from domain.tools.calls import ToolFailure
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

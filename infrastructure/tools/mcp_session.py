@@ -32,7 +32,7 @@ from mcp.types import (
 
 from application.errors import ToolCallFailed
 from application.ports.tool_servers import ToolServerStatus
-from domain.tools import ToolFailure
+from domain.tools.calls import ToolFailure
 from infrastructure.errors import Disconnected, SchemaViolation, StartFailed
 from infrastructure.tools.mcp_config import McpServerConfig, ServerState
 from infrastructure.tools.mcp_errors import describe, first_line

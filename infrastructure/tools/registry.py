@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 
 from application.errors import ToolCallFailed
 from application.ports.tools import ToolBox
-from domain.tools import ToolCall, ToolFailure, ToolSpec
+from domain.tools.calls import ToolCall, ToolFailure, ToolSpec
 from infrastructure.errors import SchemaViolation
 from infrastructure.tools.schema import docstring_parts, parameters_schema, validate, with_defaults
 

@@ -20,16 +20,16 @@ from application.ports.chat_models import ChatModels, ModelProfile
 from application.ports.embedder import Embedder
 from application.ports.metrics import ModelPurpose
 from application.ports.tracing import SpanName
-from domain.messages import Usage
+from domain.conversations.messages import Usage
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Sequence
 
     from application.ports.runtime import Tokenizer
     from application.ports.tracing import Span, Tracer
-    from domain.agent import ModelCapabilities, ModelParams
-    from domain.messages import Msg
-    from domain.tools import ToolSpec
+    from domain.agents.config import ModelCapabilities, ModelParams
+    from domain.conversations.messages import Msg
+    from domain.tools.calls import ToolSpec
 
 
 class TracedChatModel(ChatModel):

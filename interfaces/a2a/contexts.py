@@ -33,8 +33,8 @@ if TYPE_CHECKING:
     from application.accounts.authenticate import Caller
     from application.agents.list_models import ListModels
     from application.chat_turn.context_conversation import ContextConversation
+    from domain.accounts.viewers import Viewer
     from domain.ids import AppId, ConversationId
-    from domain.viewers import Viewer
 
 AGENT = "agent"  # the path parameter naming the agent, as /v1/models names it
 PLAN = "memagent_turn"  # the call context's state key of a message's TurnPlan

@@ -2,7 +2,7 @@
 turn's own events, stopped by memagent's stop.
 
 The answer streams as one artifact (`answer`), a part per delta; a step's text starts it afresh,
-since the text before it was that step's thought (domain.streaming). When the turn ends, the
+since the text before it was that step's thought (domain.conversations.streaming). When the turn ends, the
 artifact is replaced by the stored answer in one part (the output review's preset response when it
 replaced the answer), so that a client that only reads the finished task
 gets it whole. The task ends `completed` (agent_end), `canceled` (stop), or `failed` (error or
@@ -21,8 +21,8 @@ from a2a.server.tasks import TaskUpdater
 
 from application.chat_turn.turn import ChatRequest
 from application.errors import ApplicationError
-from domain.agents import EntryPoint
-from domain.thoughts import ThoughtEvent
+from domain.conversations.conversation import EntryPoint
+from domain.conversations.thoughts import ThoughtEvent
 from interfaces.a2a.contexts import PLAN, TurnPlan
 
 if TYPE_CHECKING:
@@ -33,9 +33,9 @@ if TYPE_CHECKING:
     from application.chat_turn.start_chat_turn import StartChatTurn
     from application.tasks.follow_task import FollowTask
     from application.tasks.stop_task import StopTask
+    from domain.accounts.viewers import Viewer
+    from domain.conversations.thoughts import AgentThought
     from domain.ids import TaskId
-    from domain.thoughts import AgentThought
-    from domain.viewers import Viewer
 
 log = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from starlette.routing import BaseRoute
 
     from interfaces.a2a.server import A2AServer
-    from interfaces.container import Container
+    from interfaces.wiring.container import Container
 
 RPC_PATH = "/a2a/{agent}"
 CARD_PATH = "/a2a/{agent}/.well-known/agent-card.json"

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import Response
 
-    from interfaces.container import Container
+    from interfaces.wiring.container import Container
 
 
 class A2AServer:

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from application.accounts.create_agent_key import CreateAgentKey
 from application.accounts.list_agent_keys import ListAgentKeys
 from application.accounts.revoke_agent_key import RevokeAgentKey
-from domain.accounts import MAX_NAME_CHARS, ApiKey, ApiKeyId
+from domain.accounts.keys import MAX_NAME_CHARS, ApiKey, ApiKeyId
 from domain.ids import AppId, OwnerId
 from interfaces.http.openapi import ERROR_RESPONSES
 from interfaces.http.owner import current_owner

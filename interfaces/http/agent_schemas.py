@@ -6,14 +6,14 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
-from domain.agent_config_codec import MAX_ITEM, MAX_ITEMS, MAX_TEXT, config_to_dict
-from domain.agents import MAX_DESCRIPTION, MAX_NAME, MAX_NOTE, MAX_VERSION, PLATFORM_OWNER
-from domain.model_calls import MAX_BUDGET_USD
-from domain.rate_limits import MAX_LIMIT, LimitName
+from domain.accounts.rate_limits import MAX_LIMIT, LimitName
+from domain.agents.agent import MAX_DESCRIPTION, MAX_NAME, MAX_NOTE, MAX_VERSION, PLATFORM_OWNER
+from domain.agents.config_codec import MAX_ITEM, MAX_ITEMS, MAX_TEXT, config_to_dict
+from domain.billing.model_calls import MAX_BUDGET_USD
 from interfaces.http.schemas import NO_NUL, SOME_TEXT, JsonInt, SomeText, UnicodeText
 
 if TYPE_CHECKING:
-    from domain.agents import Agent, AgentVersion
+    from domain.agents.agent import Agent, AgentVersion
 
 # Not only white space, as the domain checks it (`str.strip`): SomeText says so in the schema too.
 Name = Annotated[SomeText, Field(min_length=1, max_length=MAX_NAME, pattern=r"\S")]
@@ -37,7 +37,7 @@ def _object(**properties: Any) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "additionalProperties": False}
 
 
-# The config's JSON Schema, field for field what domain.agent_config_codec accepts (a unit test
+# The config's JSON Schema, field for field what domain.agents.config_codec accepts (a unit test
 # holds the two together): the spec tells clients exactly what a config may hold.
 CONFIG_SCHEMA = _object(
     preset_prompt=_TEXT, language={"enum": ["en", "zh"]},

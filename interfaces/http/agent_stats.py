@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Query
 
 from application.agents.usage_stats import MAX_DAYS, ReadUsageStats
 from application.ports.usage_stats import UsageFigures, UsageReport
-from domain.agents import MAX_VERSION
+from domain.agents.agent import MAX_VERSION
 from domain.ids import AppId
 from interfaces.http.agents import AgentPath, Owner
 from interfaces.http.openapi import ERROR_RESPONSES

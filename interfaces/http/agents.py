@@ -12,7 +12,7 @@ from application.agents.manage_versions import ActivateVersion, RestoreVersion
 from application.agents.publish_agent import PublishAgent
 from application.agents.read_agents import DiffVersions, GetAgent, GetVersion, ListAgents, ListVersions
 from application.agents.save_draft import SaveDraft
-from domain.agents import MAX_VERSION, AgentStatus
+from domain.agents.agent import MAX_VERSION, AgentStatus
 from domain.ids import AppId, OwnerId
 from interfaces.http.agent_schemas import (
     ChangeAgentBody,

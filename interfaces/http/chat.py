@@ -9,7 +9,7 @@ from application.chat_turn.aggregate_turn import aggregate
 from application.chat_turn.start_chat_turn import StartChatTurn
 from application.chat_turn.turn import ChatRequest, TurnHandle
 from application.tasks.follow_task import FollowTask
-from domain.agents import EntryPoint
+from domain.conversations.conversation import EntryPoint
 from domain.ids import AppId, ConversationId, OwnerId
 from interfaces.http.openapi import ERROR_RESPONSES, SSE_CONTENT
 from interfaces.http.owner import current_caller, current_owner, viewer_of

@@ -6,12 +6,12 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from domain.conversation import MAX_NOTE_CHARS, MAX_TITLE_CHARS
+from domain.conversations.conversation import MAX_NOTE_CHARS, MAX_TITLE_CHARS
 from interfaces.http.schemas import USER_FIELD, EndUserText, Name, UnicodeText
 
 if TYPE_CHECKING:
     from application.ports.message_store import ConversationListing
-    from domain.conversation import Message
+    from domain.conversations.conversation import Message
 
 PREVIEW_CHARS = 200
 

@@ -6,9 +6,9 @@ from dependency_injector.wiring import Provide, inject
 from fastapi import APIRouter, Depends
 
 from application.model_calls.conversation_usage import ConversationUsage, ReadConversationUsage
+from domain.accounts.viewers import Viewer
+from domain.billing.model_calls import PurposeUsage
 from domain.ids import ConversationId
-from domain.model_calls import PurposeUsage
-from domain.viewers import Viewer
 from interfaces.http.openapi import ERROR_RESPONSES
 from interfaces.http.owner import current_viewer
 from interfaces.http.schemas import UnicodeText

@@ -22,8 +22,8 @@ from application.conversations.list_conversations import (
     MAX_LIST_PAGE,
     MAX_SEARCH_CHARS,
 )
+from domain.accounts.viewers import Viewer
 from domain.ids import AppId, ConversationId
-from domain.viewers import Viewer
 from interfaces.http.conversation_schemas import ChangeConversationBody, conversation_data
 from interfaces.http.openapi import ERROR_RESPONSES
 from interfaces.http.owner import current_viewer

@@ -25,7 +25,7 @@ from application.knowledge.documents import (
 from application.knowledge.list_datasets import MAX_OFFSET, MAX_PAGE, ListDatasets
 from application.knowledge.read_document import ReadDocument
 from domain.ids import OwnerId
-from domain.knowledge import Document, DocumentStatus
+from domain.knowledge.datasets import Document, DocumentStatus
 from interfaces.http.openapi import ERROR_RESPONSES
 from interfaces.http.owner import current_owner
 from interfaces.http.schemas import SOME_TEXT, JsonPattern, Name, SomeText, UnicodeText, unicode_text

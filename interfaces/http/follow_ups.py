@@ -4,8 +4,8 @@ from dependency_injector.wiring import Provide, inject
 from fastapi import APIRouter, Depends, Path
 
 from application.conversations.suggest_follow_ups import SuggestFollowUps
+from domain.accounts.viewers import Viewer
 from domain.ids import MessageId
-from domain.viewers import Viewer
 from interfaces.http.openapi import ERROR_RESPONSES
 from interfaces.http.owner import current_viewer
 from interfaces.http.schemas import UnicodeText

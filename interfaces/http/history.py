@@ -4,8 +4,8 @@ from dependency_injector.wiring import Provide, inject
 from fastapi import APIRouter, Depends, Query
 
 from application.conversations.read_history import MAX_PAGE, ReadHistory
+from domain.accounts.viewers import Viewer
 from domain.ids import ConversationId, MessageId
-from domain.viewers import Viewer
 from interfaces.http.openapi import ERROR_RESPONSES
 from interfaces.http.owner import current_viewer
 from interfaces.http.schemas import UnicodeText, message_data, ran_data, step_data

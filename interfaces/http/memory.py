@@ -12,15 +12,15 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from application.memory.conversation_memory import ConversationMemory, MemoryView
 from domain.ids import ConversationId, OwnerId
-from domain.memory_archive import ArchiveEntry
-from domain.memory_entities import MAX_ENTITY_TYPE, MAX_ENTITY_VALUE, Entity
+from domain.memory.archive import ArchiveEntry
+from domain.memory.entities import MAX_ENTITY_TYPE, MAX_ENTITY_VALUE, Entity
 from interfaces.http.openapi import ERROR_RESPONSES
 from interfaces.http.owner import current_owner
 from interfaces.http.schemas import JsonPattern, SomeText, UnicodeText, unicode_text
 
 router = APIRouter(responses=ERROR_RESPONSES)
 
-# At least one letter or digit: a type is keyed by them (domain.memory_entities.entity_type).
+# At least one letter or digit: a type is keyed by them (domain.memory.entities.entity_type).
 ENTITY_TYPE_PATTERN = r"^[^\x00]*[^\W_][^\x00]*$"
 EntityType = Annotated[
     str, AfterValidator(unicode_text), JsonPattern(ENTITY_TYPE_PATTERN),

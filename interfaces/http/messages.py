@@ -10,7 +10,7 @@ from application.accounts.authenticate import Caller
 from application.chat_turn.regenerate_answer import RegenerateAnswer
 from application.conversations import RateMessage
 from application.tasks.follow_task import FollowTask
-from domain.conversation import Rating
+from domain.conversations.conversation import Rating
 from domain.ids import MessageId
 from interfaces.http.chat import answer
 from interfaces.http.conversation_schemas import FeedbackBody, RegenerateBody

@@ -22,9 +22,9 @@ from application.chat_turn.complete_chat import CompleteChat, Completion, Comple
 from application.chat_turn.turn import TurnHandle
 from application.tasks.follow_task import FollowTask
 from application.tasks.stop_message import StopMessage
-from domain.conversation import MessageStatus
+from domain.accounts.viewers import Viewer
+from domain.conversations.conversation import MessageStatus
 from domain.ids import ConversationId, MessageId
-from domain.viewers import Viewer
 from interfaces.http.openai_frames import collect, completion_chunks, completion_of, failure_of
 from interfaces.http.openai_schemas import CompletionBody
 from interfaces.http.owner import current_caller, current_viewer, viewer_of

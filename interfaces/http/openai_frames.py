@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from fastapi.sse import KEEPALIVE_COMMENT, format_sse_event
 
 from application.errors import ApplicationError, InvalidOutput
-from domain.thoughts import AgentThought, ThoughtEvent
+from domain.conversations.thoughts import AgentThought, ThoughtEvent
 from interfaces.http.openai_schemas import chunk_data, completion_data
 from interfaces.http.openai_text import AnswerText, TentativeHold
 

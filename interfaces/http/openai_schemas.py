@@ -4,11 +4,11 @@ Parameters stock clients send and memagent has no use for (penalties, seed, `sto
 accepted and ignored (`parallel_tool_calls` too: the model may always call several tools). Those
 whose meaning memagent cannot honour are refused with 400 `unsupported_parameter` naming them, never
 silently ignored: `n` > 1 and `logprobs`/`top_logprobs`. `tools` and `tool_choice` are the
-client's own tools (domain.client_tools): assistant `tool_calls` and `tool` messages in the history
+client's own tools (domain.tools.client_tools): assistant `tool_calls` and `tool` messages in the history
 are their calls and results. The legacy `functions` and `function_call` are read as the same, one
 call per step: an assistant's `function_call` and the `function` message after it.
 `response_format` (`text`, `json_object`, `json_schema`) is the turn's structured output
-(domain.structured_output).
+(domain.conversations.structured_output).
 """
 
 from typing import Any
@@ -16,12 +16,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from application.errors import InvalidParameter, UnsupportedParameter
-from domain.agent import ModelParams
-from domain.chat_completions import CompletionMessage, CompletionRole
-from domain.client_tools import ClientCall, ClientTools
+from domain.agents.config import ModelParams
+from domain.conversations.chat_completions import CompletionMessage, CompletionRole
+from domain.conversations.structured_output import OutputFormat, OutputKind
 from domain.errors import DomainError
-from domain.structured_output import OutputFormat, OutputKind
 from domain.text import text_problem
+from domain.tools.client_tools import ClientCall, ClientTools
 from interfaces.http.openai_tools import client_call, client_tools, legacy_tools
 
 ROLES = {role.value: role for role in CompletionRole}

@@ -1,5 +1,5 @@
 """The text of a turn as an OpenAI client is sent it: a client that keeps what streamed as the
-answer and resends it, and so cannot take text back (domain.streaming).
+answer and resends it, and so cannot take text back (domain.conversations.streaming).
 
 - `TentativeHold`: the deltas of a step that may turn out to be its thought (`tentative`) wait
   until they pass `THOUGHT_HOLD_CHARS` (then they are taken for the answer and go out) or the step
@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from domain.streaming import THOUGHT_HOLD_CHARS
-from domain.thoughts import FinishReason, ThoughtEvent
+from domain.conversations.streaming import THOUGHT_HOLD_CHARS
+from domain.conversations.thoughts import FinishReason, ThoughtEvent
 
 if TYPE_CHECKING:
     from application.ports.event_log import LoggedEvent
-    from domain.thoughts import AgentThought
+    from domain.conversations.thoughts import AgentThought
 
 BETWEEN_STEPS = "\n\n"
 

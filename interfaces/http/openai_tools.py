@@ -1,4 +1,4 @@
-"""A request's client tools and `tool_choice` (domain.client_tools), read from OpenAI's two shapes:
+"""A request's client tools and `tool_choice` (domain.tools.client_tools), read from OpenAI's two shapes:
 Chat Completions nests a function (`{"type": "function", "function": {"name", …}}`), the Responses
 API does not (`{"type": "function", "name", …}`). A malformed one is 400 naming it."""
 
@@ -9,9 +9,9 @@ from dataclasses import replace
 from typing import Any
 
 from application.errors import InvalidParameter, UnsupportedParameter
-from domain.client_tools import AUTO, ChoiceMode, ClientCall, ClientTools, ToolChoice
 from domain.errors import DomainError
-from domain.tools import ToolSpec
+from domain.tools.calls import ToolSpec
+from domain.tools.client_tools import AUTO, ChoiceMode, ClientCall, ClientTools, ToolChoice
 
 # OpenAI's own rule for a function's name.
 NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")

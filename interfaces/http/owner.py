@@ -13,9 +13,9 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from application.accounts.authenticate import Authenticate, Caller
 from application.errors import Forbidden, InvalidInput
+from domain.accounts.viewers import MAX_END_USER_CHARS, Viewer, check_end_user
 from domain.errors import DomainError
 from domain.ids import OwnerId
-from domain.viewers import MAX_END_USER_CHARS, Viewer, check_end_user
 from interfaces.http.key_gate import CALLER_STATE
 from interfaces.http.schemas import UnicodeText
 

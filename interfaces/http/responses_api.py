@@ -22,9 +22,9 @@ from application.conversations.read_message import ReadMessage
 from application.errors import InvalidParameter
 from application.tasks.follow_task import FollowTask
 from application.tasks.stop_message import StopMessage
-from domain.conversation import Message
+from domain.accounts.viewers import Viewer
+from domain.conversations.conversation import Message
 from domain.ids import ConversationId, MessageId
-from domain.viewers import Viewer
 from interfaces.http.openai_api import ConversationHeader, turn_headers
 from interfaces.http.openai_frames import collect
 from interfaces.http.owner import current_caller, current_viewer, viewer_of

@@ -10,7 +10,7 @@ sequence: `response.created`, `response.in_progress`, `response.output_item.adde
 `response.completed`, `response.incomplete` (cut, replaced or stopped) or `response.failed`; a
 failure of the stream itself is an `error` event. Each carries its `sequence_number`.
 
-A pause for the client's own tools (domain.client_tools) completes the response with a
+A pause for the client's own tools (domain.tools.client_tools) completes the response with a
 `function_call` item per call after any text (streamed: `response.output_item.added`, its
 `response.function_call_arguments.delta` and `.done`, `response.output_item.done`); the request
 that resumes the turn answers from the events after that pause, its usage what was consumed since.
@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 from fastapi.sse import KEEPALIVE_COMMENT, format_sse_event
 
 from application.errors import ApplicationError
-from domain.conversation import MessageStatus
-from domain.thoughts import ThoughtEvent
+from domain.conversations.conversation import MessageStatus
+from domain.conversations.thoughts import ThoughtEvent
 from interfaces.http.openai_frames import FAILED_STATUS, answer_events, ends_answer, tool_calls_of, usage_of
 from interfaces.http.openai_text import AnswerText
 
@@ -35,8 +35,8 @@ if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, AsyncIterator
 
     from application.ports.event_log import LoggedEvent
-    from domain.conversation import Message
-    from domain.thoughts import AgentThought
+    from domain.conversations.conversation import Message
+    from domain.conversations.thoughts import AgentThought
     from interfaces.http.openai_frames import Collected
 
 INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter"}

@@ -9,7 +9,7 @@ ignored; those memagent cannot honour are 400 `unsupported_parameter` naming the
 (memagent keeps every turn: it is what its memory is), `background`, `conversation` (name the
 conversation with `metadata.conversation_id` or the `X-Memagent-Conversation-Id` header), and tools
 of any type but `function`. `tools` of type `function` and `tool_choice` are the client's own tools
-(domain.client_tools): `function_call` items are their calls, `function_call_output` items their
+(domain.tools.client_tools): `function_call` items are their calls, `function_call_output` items their
 results, which resume the turn that paused for them.
 """
 
@@ -19,10 +19,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from application.errors import InvalidParameter, UnsupportedParameter
-from domain.agent import ModelParams
-from domain.chat_completions import CompletionMessage, CompletionRole
-from domain.client_tools import ClientTools
-from domain.structured_output import OutputFormat
+from domain.agents.config import ModelParams
+from domain.conversations.chat_completions import CompletionMessage, CompletionRole
+from domain.conversations.structured_output import OutputFormat
+from domain.tools.client_tools import ClientTools
 from interfaces.http.openai_schemas import named_conversation, output_format
 from interfaces.http.openai_tools import client_call, client_tools
 

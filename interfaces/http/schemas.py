@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
 from application.knowledge.documents import WHITE_SPACE
-from domain.agents import MAX_VERSION
+from domain.agents.agent import MAX_VERSION
+from domain.conversations.thoughts import ThoughtEvent
 from domain.text import text_problem
-from domain.thoughts import ThoughtEvent
 
 if TYPE_CHECKING:
     from pydantic import GetJsonSchemaHandler
@@ -19,8 +19,8 @@ if TYPE_CHECKING:
 
     from application.chat_turn.aggregate_turn import TurnResult
     from application.chat_turn.turn import TurnHandle
-    from domain.conversation import Conversation, Message, MessageAgentThought
-    from domain.thoughts import AgentThought
+    from domain.conversations.conversation import Conversation, Message, MessageAgentThought
+    from domain.conversations.thoughts import AgentThought
 
 
 def unicode_text(value: str) -> str:

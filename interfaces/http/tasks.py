@@ -8,9 +8,9 @@ from fastapi.sse import EventSourceResponse
 from application.errors import MalformedRequest
 from application.tasks.follow_task import FollowTask
 from application.tasks.stop_task import StopTask
-from domain.conversation import MessageStatus
+from domain.accounts.viewers import Viewer
+from domain.conversations.conversation import MessageStatus
 from domain.ids import TaskId
-from domain.viewers import Viewer
 from interfaces.http.openapi import ERROR_RESPONSES, SSE_CONTENT
 from interfaces.http.owner import current_viewer
 from interfaces.http.schemas import JsonPattern, UnicodeText

@@ -21,11 +21,11 @@ from application.accounts.authenticate import Caller
 from application.conversations.forget_user import ForgetUser
 from application.errors import Forbidden, InvalidInput
 from application.memory.user_memory import MAX_LIMIT, MAX_QUERY, SearchHit, UserMemory, UserMemoryView
+from domain.accounts.viewers import ACCOUNT_ITSELF, MAX_END_USER_CHARS, RESERVED_END_USER, check_end_user
 from domain.errors import DomainError
 from domain.ids import AppId, EndUserId, OwnerId
-from domain.memory_entities import MAX_ENTITY_TYPE, Entity
-from domain.user_memory import FACT_TYPE, FactHolder
-from domain.viewers import ACCOUNT_ITSELF, MAX_END_USER_CHARS, RESERVED_END_USER, check_end_user
+from domain.memory.entities import MAX_ENTITY_TYPE, Entity
+from domain.memory.user_facts import FACT_TYPE, FactHolder
 from interfaces.http.openapi import ERROR_RESPONSES
 from interfaces.http.owner import EndUser, current_caller
 from interfaces.http.schemas import SomeText, UnicodeText

@@ -37,9 +37,9 @@ import asyncpg
 from sqlalchemy import func, insert, select, text
 
 from application.ports.usage_stats import UsageReport
-from domain.conversation import Conversation, Message, MessageStatus, Rating
+from domain.conversations.conversation import Conversation, Message, MessageStatus, Rating
+from domain.conversations.messages import Usage
 from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId, TaskId
-from domain.messages import Usage
 from infrastructure.persistence.database import Database
 from infrastructure.persistence.migrate import run_migrations
 from infrastructure.persistence.rows import ConversationRow, MessageRow, conversation_values, message_values

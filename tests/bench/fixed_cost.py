@@ -202,7 +202,7 @@ def _ms(seconds: float) -> float:
 
 @contextmanager
 def memagent_server(env: dict[str, str], folder: Path, profile: Path | None) -> Iterator[Service]:
-    command = [sys.executable, "-m", "interfaces.cli", "serve", "--port"]
+    command = [sys.executable, "-m", "interfaces.cli.main", "serve", "--port"]
     if profile:
         profile.unlink(missing_ok=True)  # wait_written waits for this run's file
         command = [sys.executable, "-m", "tests.bench.turn_profile", "--serve-profiled", str(profile),

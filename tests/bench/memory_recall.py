@@ -46,14 +46,14 @@ from dependency_injector import providers
 
 from application.chat_turn.aggregate_turn import aggregate
 from application.chat_turn.turn import ChatRequest
-from domain.conversation import MessageStatus
+from domain.agents.prompt import ARCHIVE_HEADER, ENTITIES_HEADER, PLATFORM_RULES, SUMMARY_HEADER
+from domain.conversations.conversation import MessageStatus
 from domain.ids import ConversationId, MessageId, OwnerId
-from domain.prompt import ARCHIVE_HEADER, ENTITIES_HEADER, PLATFORM_RULES, SUMMARY_HEADER
 from infrastructure.memory.composed_digester import ComposedDigester
-from interfaces.container import Container
 from interfaces.lifecycle import start_backends, stop_backends
-from interfaces.settings import Settings
-from interfaces.wiring import build_container
+from interfaces.settings.settings import Settings
+from interfaces.wiring.build import build_container
+from interfaces.wiring.container import Container
 from tests.bench.upkeep_accounting import OfflineMemoryModel, bill
 from tests.llm_server import ScriptedLLMServer
 

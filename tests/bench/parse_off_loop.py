@@ -21,8 +21,9 @@ from collections.abc import Callable
 from typing import Any
 
 from application.off_loop import parsed
-from domain import react, structured_output
-from domain.tools import parse_arguments
+from domain.conversations import structured_output
+from domain.tools import react
+from domain.tools.calls import parse_arguments
 from infrastructure.models import scripted_model
 
 SIZE = 1024 * 1024

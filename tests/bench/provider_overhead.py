@@ -23,8 +23,8 @@ from typing import Any
 from openai import AsyncOpenAI
 
 from application.chat_turn.tool_executor import ToolExecutor
-from domain.messages import Role, text_msg
-from domain.tools import RetryPolicy, ToolCall, ToolSpec
+from domain.conversations.messages import Role, text_msg
+from domain.tools.calls import RetryPolicy, ToolCall, ToolSpec
 from infrastructure.metrics.inprocess_metrics import InProcessMetrics
 from infrastructure.models.openai_chat_model import OpenAIChatModel
 from infrastructure.models.provider_config import ProviderConfig

@@ -30,8 +30,9 @@ from functools import partial
 from types import ModuleType
 from typing import Any
 
-from domain import fact_slots, react
-from domain.memory_summary import SummaryLimit
+from domain.memory import fact_slots
+from domain.memory.summary import SummaryLimit
+from domain.tools import react
 from infrastructure.embeddings import lexical
 from infrastructure.logs import redaction
 from infrastructure.memory import entity_patterns, extractive_summarizer, llm_memory_models, rule_entity_extractor

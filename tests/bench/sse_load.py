@@ -225,7 +225,7 @@ async def run_workers(env: dict[str, str], logs: Path, model: ModelServer, worke
     targets every turn complete and no error; its p99 is reported."""
     queue = f"memagent-bench-jobs-{secrets.token_hex(4)}"  # a throwaway queue, deleted afterwards
     env = jobs_env(env, queue) if job_workers else env
-    command = [sys.executable, "-m", "interfaces.cli", "serve", "--workers", str(workers), "--port"]
+    command = [sys.executable, "-m", "interfaces.cli.main", "serve", "--workers", str(workers), "--port"]
     try:
         with running_server(command, logs, env) as service, \
                 running_job_workers(env, logs, REDIS_URL, queue, job_workers) as workers_of_jobs:

@@ -30,10 +30,10 @@ from typing import Any
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from application.knowledge.retrieval import Retrieval
-from domain.agent import AgentConfig
+from domain.agents.config import AgentConfig
 from domain.ids import AppId, OwnerId
-from domain.knowledge import Chunk, Dataset
-from domain.tools import ToolCall
+from domain.knowledge.datasets import Chunk, Dataset
+from domain.tools.calls import ToolCall
 from infrastructure.embeddings.lexical import LexicalEmbedder
 from infrastructure.persistence.database import Database
 from infrastructure.persistence.sqlalchemy_knowledge_base import SqlAlchemyKnowledgeBase

@@ -37,18 +37,17 @@ from application.chat_turn.aggregate_turn import aggregate
 from application.chat_turn.start_chat_turn import StartChatTurn
 from application.chat_turn.turn import ChatRequest
 from application.tasks.follow_task import FollowTask
-from domain.agents import DEFAULT_AGENT, EntryPoint
-from domain.conversation import Conversation, Message, MessageStatus
-from domain.ids import AppId, ConversationId, MessageId, OwnerId, TaskId
-from domain.memory import Exchange
-from domain.memory_archive import ArchiveEntry
+from domain.conversations.conversation import Conversation, EntryPoint, Message, MessageStatus
+from domain.ids import DEFAULT_AGENT, AppId, ConversationId, MessageId, OwnerId, TaskId
+from domain.memory.archive import ArchiveEntry
+from domain.memory.window import Exchange
 from infrastructure.models.model_profiles import DEFAULT
 from infrastructure.persistence.migrate import run_migrations
 from infrastructure.persistence.rows import conversation_from_domain, message_from_domain
-from interfaces.container import Container
 from interfaces.lifecycle import start_backends, stop_backends
-from interfaces.settings import Settings
-from interfaces.wiring import build_container
+from interfaces.settings.settings import Settings
+from interfaces.wiring.build import build_container
+from interfaces.wiring.container import Container
 
 OWNER = OwnerId("bench")
 # A real conversation talks of many things: the archive entries' words differ, as their vectors do.

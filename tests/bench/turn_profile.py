@@ -65,7 +65,7 @@ def serve_profiled(out: str, argv: list[str]) -> int:
 
     signal.signal(signal.SIGUSR1, start)
     signal.signal(signal.SIGUSR2, stop)
-    from interfaces.cli import main
+    from interfaces.cli.main import main
 
     return main(argv)
 

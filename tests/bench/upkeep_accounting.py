@@ -22,8 +22,8 @@ from dependency_injector import providers
 
 from application.ports.memory_models import DigestRequest
 from domain.ids import MessageId
-from domain.memory import Exchange
-from domain.memory_summary import SummaryLimit
+from domain.memory.summary import SummaryLimit
+from domain.memory.window import Exchange
 from infrastructure.conversations.llm_writers import TITLE_INSTRUCTIONS
 from infrastructure.memory.composed_digester import ComposedDigester
 from infrastructure.memory.extractive_summarizer import ExtractiveSummarizer
@@ -35,7 +35,7 @@ from infrastructure.memory.llm_memory_models import (
     SUMMARY_INSTRUCTIONS,
 )
 from infrastructure.memory.rule_entity_extractor import RuleBasedEntityExtractor
-from interfaces.container import Container
+from interfaces.wiring.container import Container
 from tests.llm_server import RecordedRequest
 from tests.llm_server_scripts import ChatContext, Reply, call, echo_script, text, tool_calls
 

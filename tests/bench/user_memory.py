@@ -51,14 +51,14 @@ from dependency_injector import providers
 
 from application.chat_turn.aggregate_turn import aggregate
 from application.chat_turn.turn import ChatRequest
-from domain.conversation import Conversation, Message, MessageStatus
+from domain.agents.prompt import PLATFORM_RULES, system_text
+from domain.conversations.conversation import Conversation, Message, MessageStatus
 from domain.ids import ConversationId, MessageId
-from domain.prompt import PLATFORM_RULES, system_text
 from infrastructure.runtime.system import SystemClock
-from interfaces.container import Container
 from interfaces.lifecycle import start_backends, stop_backends
-from interfaces.settings import Settings
-from interfaces.wiring import build_container
+from interfaces.settings.settings import Settings
+from interfaces.wiring.build import build_container
+from interfaces.wiring.container import Container
 from tests.bench.user_memory_llm import Prepare, llm_upkeep
 from tests.bench.user_memory_load import OWNER, USER, pg_database, seed_earlier, time_recall
 from tests.bench.user_memory_plan import CONVERSATIONS, FACTS, QUESTION_DAY, asked, conversations

@@ -22,8 +22,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from infrastructure.runtime.tiktoken_tokenizer import TiktokenTokenizer
-from interfaces.container import Container
-from interfaces.settings import Settings
+from interfaces.settings.settings import Settings
+from interfaces.wiring.container import Container
 from tests.bench.upkeep_accounting import OfflineMemoryModel, bill, split_digest
 from tests.llm_server import ScriptedLLMServer
 

@@ -23,15 +23,14 @@ import asyncpg
 from sqlalchemy import insert, select, text
 
 from application.memory.long_term_recall import MemoryRecall
-from domain.agents import DEFAULT_AGENT
-from domain.conversation import Conversation, Message, MessageStatus
-from domain.ids import ConversationId, EndUserId, MessageId, OwnerId, TaskId
-from domain.memory_archive import ArchiveEntry
-from domain.user_memory import FactHolder, RecallScope, recall_scope_of
+from domain.conversations.conversation import Conversation, Message, MessageStatus
+from domain.ids import DEFAULT_AGENT, ConversationId, EndUserId, MessageId, OwnerId, TaskId
+from domain.memory.archive import ArchiveEntry
+from domain.memory.user_facts import FactHolder, RecallScope
 from infrastructure.persistence.memory_rows import MemoryItemRow, summary_item_id
 from infrastructure.persistence.migrate import run_migrations
 from infrastructure.persistence.rows import ConversationRow, MessageRow, conversation_values, message_values
-from interfaces.container import Container
+from interfaces.wiring.container import Container
 from tests.bench.timing import percentile, timed
 from tests.bench.user_memory_plan import noise_conversations
 
@@ -85,7 +84,7 @@ async def seed_earlier(container: Container, conversations: int, vectors: dict[s
         entries.append(ArchiveEntry(ArchiveEntry.id_for(conversation.id, sources), conversation.id, archived, sources,
                                     conversation.created_at))
     await record.add_archive_entries(entries)
-    scope = recall_scope_of(container.default_agent_config())  # as the upkeep shares a conversation's items
+    scope = container.default_agent_config().recall_scope  # as the upkeep shares a conversation's items
     for conversation, _ in rows:
         await index.share(conversation.id, scope)
     embedder = container.memory.memory_embedder()

@@ -9,11 +9,11 @@ from typing import Any
 
 from sqlalchemy import select
 
+from domain.agents.prompt import EARLIER_HEADER, ENTITIES_HEADER
 from domain.ids import ConversationId
-from domain.prompt import EARLIER_HEADER, ENTITIES_HEADER
-from domain.user_memory import FactHolder
+from domain.memory.user_facts import FactHolder
 from infrastructure.persistence.memory_rows import MemoryItemRow
-from interfaces.container import Container
+from interfaces.wiring.container import Container
 from tests.bench.user_memory_load import OWNER, USER
 from tests.bench.user_memory_plan import FACTS, Fact
 

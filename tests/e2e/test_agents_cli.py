@@ -15,7 +15,7 @@ from tests.service import ROOT, service_env
 def memagent(db_url: str, *args: str, env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     env = service_env({"MEMAGENT_DATABASE__URL": db_url} | (env_extra or {}))
     return subprocess.run(  # noqa: S603 - the project's own command line
-        [sys.executable, "-m", "interfaces.cli", *args],
+        [sys.executable, "-m", "interfaces.cli.main", *args],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
     )
 

@@ -20,7 +20,7 @@ def db_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def service(db_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
-    # The answers of an agent with tools stream at once only with stream_thoughts on (domain.streaming).
+    # The answers of an agent with tools stream at once only with stream_thoughts on (domain.conversations.streaming).
     env = {"MEMAGENT_DATABASE__URL": f"sqlite+aiosqlite:///{db_path}", "MEMAGENT_AGENT__STREAM_THOUGHTS": "true"}
     with running_service(env, tmp_path_factory.mktemp("logs")) as running:
         yield running

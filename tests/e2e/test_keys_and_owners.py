@@ -1,6 +1,6 @@
 """API keys and owners, through the running service and the real `memagent keys` command.
 
-Keys are created with `python -m interfaces.cli keys create` against the service's own database.
+Keys are created with `python -m interfaces.cli.main keys create` against the service's own database.
 Another account's conversation, messages, trace and task are 404, exactly like ones that do not exist.
 An agent key (`keys create --agent`) belongs to the agent's owner and reaches only that agent.
 """
@@ -19,7 +19,7 @@ import httpx
 import openai
 import pytest
 
-from interfaces.cli import is_loopback
+from interfaces.cli.main import is_loopback
 from tests.service import ROOT, Service, free_port, parse_sse, running_service, service_env
 
 SENT_TOKENS: list[str] = []  # every key or would-be key this module sent; none may reach a log
@@ -40,7 +40,7 @@ def memagent(db_url: str, *args: str, require_keys: bool = True) -> subprocess.C
     """Runs the real command line, as an operator would, against `db_url`."""
     env = service_env({"MEMAGENT_DATABASE__URL": db_url, "MEMAGENT_AUTH__REQUIRE_KEYS": str(require_keys).lower()})
     return subprocess.run(
-        [sys.executable, "-m", "interfaces.cli", *args],
+        [sys.executable, "-m", "interfaces.cli.main", *args],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=False,
     )
 
@@ -342,7 +342,7 @@ def test_serving_beyond_loopback_with_keys_required_starts(db_url: str, logs: Pa
     log_path = logs / f"memagent-any-{port}.log"
     with log_path.open("wb") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "interfaces.cli", "serve", "--host", "0.0.0.0", "--port", str(port)],
+            [sys.executable, "-m", "interfaces.cli.main", "serve", "--host", "0.0.0.0", "--port", str(port)],
             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
         )
     service = Service(process, f"http://127.0.0.1:{port}", log_path)

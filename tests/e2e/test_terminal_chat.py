@@ -22,8 +22,8 @@ import pexpect
 import pytest
 
 from interfaces.lifecycle import start_backends, stop_backends
-from interfaces.settings import Settings
-from interfaces.wiring import build_container
+from interfaces.settings.settings import Settings
+from interfaces.wiring.build import build_container
 from tests.service import ROOT, Service, free_port, running_service, service_env
 
 PROMPT = "you> "
@@ -93,7 +93,7 @@ class Terminal:
 def _spawn(args: list[str], env: dict[str, str]) -> tuple[pexpect.spawn, StringIO]:
     written = StringIO()
     child = pexpect.spawn(
-        sys.executable, ["-m", "interfaces.cli_entry", "chat", *args], cwd=str(ROOT), env=service_env(env),
+        sys.executable, ["-m", "interfaces.cli.entry", "chat", *args], cwd=str(ROOT), env=service_env(env),
         encoding="utf-8", timeout=30, dimensions=(50, 220),
     )
     child.logfile_read = written

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from domain.prompt import ARCHIVE_HEADER, EARLIER_HEADER
+from domain.agents.prompt import ARCHIVE_HEADER, EARLIER_HEADER
 from infrastructure.persistence.migrate import run_migrations
 from tests.integration.backends import (
     RedisServer,

@@ -40,9 +40,9 @@ PG_ERRORS = (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, TimeoutErro
 def memagent(
     args: list[str], env: Mapping[str, str], timeout: float = 90
 ) -> subprocess.CompletedProcess[str]:
-    """Run `python -m interfaces.cli ARGS` to completion with only `env`'s MEMAGENT_* settings."""
+    """Run `python -m interfaces.cli.main ARGS` to completion with only `env`'s MEMAGENT_* settings."""
     return subprocess.run(
-        [sys.executable, "-m", "interfaces.cli", *args],
+        [sys.executable, "-m", "interfaces.cli.main", *args],
         cwd=ROOT, env=service_env(env), capture_output=True, text=True, timeout=timeout, check=False,
     )
 

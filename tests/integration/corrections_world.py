@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 
-from domain.prompt import ENTITIES_HEADER
+from domain.agents.prompt import ENTITIES_HEADER
 from tests.integration.db_fixtures import sqlite_url
 from tests.integration.streaming_helpers import running_services
 from tests.integration.user_memory_world import (

@@ -82,7 +82,7 @@ def job_worker(env: Mapping[str, str], log_dir: Path, name: str) -> Iterator[Job
     log_path = log_dir / f"memagent-worker-{name}.log"
     with log_path.open("wb") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "interfaces.cli", "worker"],
+            [sys.executable, "-m", "interfaces.cli.main", "worker"],
             cwd=ROOT, env=service_env(env), stdout=log, stderr=subprocess.STDOUT,
         )
     worker = JobWorker(process, log_path)

@@ -17,11 +17,18 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from domain.conversation import Conversation, Message, MessageAgentThought, MessageStatus, ReviewStage, TurnOutcome
+from domain.conversations.conversation import (
+    Conversation,
+    Message,
+    MessageAgentThought,
+    MessageStatus,
+    ReviewStage,
+    TurnOutcome,
+)
+from domain.conversations.messages import Usage
 from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId, TaskId, ThoughtId
-from domain.memory_archive import ArchiveEntry
-from domain.memory_entities import Entity
-from domain.messages import Usage
+from domain.memory.archive import ArchiveEntry
+from domain.memory.entities import Entity
 from infrastructure.persistence.database import Database
 from infrastructure.persistence.migrate import run_migrations
 from infrastructure.persistence.rows import Base

@@ -275,7 +275,7 @@ def serving(env: Mapping[str, str], log_dir: Path, port: int | None = None) -> I
     log_path = log_dir / f"memagent-{port}.log"
     with log_path.open("wb") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "interfaces.cli", "serve", "--port", str(port)],
+            [sys.executable, "-m", "interfaces.cli.main", "serve", "--port", str(port)],
             cwd=ROOT, env=service_env(env), stdout=log, stderr=subprocess.STDOUT,
         )
     service = Service(process, f"http://127.0.0.1:{port}", log_path)

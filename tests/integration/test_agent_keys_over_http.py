@@ -16,7 +16,7 @@ import pytest
 from fastapi.routing import APIRoute
 
 from interfaces.app import create_app
-from interfaces.settings import Settings
+from interfaces.settings.settings import Settings
 from tests.e2e.test_keys_and_owners import Key, create_key
 from tests.integration.http_answers import ok, refused
 from tests.integration.streaming_helpers import serving

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from domain.tools import INVALID_ARGUMENTS_KEY
+from domain.tools.calls import INVALID_ARGUMENTS_KEY
 from tests.llm_server import ScriptedLLMServer
 from tests.llm_server_scripts import call, error, text, tool_calls
 from tests.service import Service, parse_sse, running_service

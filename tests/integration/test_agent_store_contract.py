@@ -19,11 +19,11 @@ import pytest
 from sqlalchemy import text
 
 from application.errors import Conflict, StoreUnavailable
-from domain.agent import AgentConfig, ModelParams
-from domain.agent_config_codec import config_to_dict
-from domain.agents import Agent, AgentDraft, AgentStatus
+from domain.agents.agent import Agent, AgentDraft, AgentStatus
+from domain.agents.config import AgentConfig, ModelParams
+from domain.agents.config_codec import config_to_dict
+from domain.agents.review import KeywordReview
 from domain.ids import AppId, OwnerId
-from domain.review import KeywordReview
 from infrastructure.persistence.database import Database
 from infrastructure.persistence.sqlalchemy_agent_store import SqlAlchemyAgentStore
 from tests.integration.db_fixtures import (  # noqa: F401  (fixtures are used by name)

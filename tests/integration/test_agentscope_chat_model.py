@@ -11,8 +11,8 @@ import pytest
 
 from application.errors import ModelError, ModelNotReached
 from application.ports.chat_model import ModelChunk
-from domain.messages import Msg, Role, ToolResultBlock, ToolUseBlock, text_msg
-from domain.tools import ToolCall, ToolSpec
+from domain.conversations.messages import Msg, Role, ToolResultBlock, ToolUseBlock, text_msg
+from domain.tools.calls import ToolCall, ToolSpec
 from infrastructure.models.agentscope_chat_model import AgentScopeChatModel
 from infrastructure.models.provider_config import ProviderConfig, TokenPrice
 from infrastructure.models.tool_names import wire_name

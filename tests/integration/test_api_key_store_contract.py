@@ -16,7 +16,7 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect, text
 
 from application.errors import StoreUnavailable
-from domain.accounts import ApiKey, ApiKeyId, hash_api_key
+from domain.accounts.keys import ApiKey, ApiKeyId, hash_api_key
 from domain.ids import AppId, OwnerId
 from infrastructure.persistence.database import Database
 from infrastructure.persistence.migrate import alembic_config, run_migrations

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from interfaces.app import create_app
-from interfaces.settings import Settings
+from interfaces.settings.settings import Settings
 
 if TYPE_CHECKING:
     from pathlib import Path

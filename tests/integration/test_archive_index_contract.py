@@ -11,9 +11,9 @@ import pytest
 from sqlalchemy import event
 
 from application.memory.long_term_recall import MemoryRecall
-from domain.agent import AgentConfig
-from domain.memory import MemoryPolicy
-from domain.memory_archive import rank_archive
+from domain.agents.config import AgentConfig
+from domain.memory.archive import rank_archive
+from domain.memory.window import MemoryPolicy
 from infrastructure.embeddings.lexical import LexicalEmbedder
 from infrastructure.memory.inprocess_memory_store import InProcessMemoryStore
 from infrastructure.persistence.recall_matrices import ArchiveMatrix, Matrix, RecallMatrices
@@ -32,8 +32,8 @@ from tests.integration.memory_record_fixtures import (  # noqa: F401  (fixtures 
 if TYPE_CHECKING:
     from collections.abc import Hashable, Iterator
 
-    from domain.conversation import Conversation
-    from domain.memory_archive import ArchiveEntry
+    from domain.conversations.conversation import Conversation
+    from domain.memory.archive import ArchiveEntry
     from infrastructure.persistence.database import Database
 
 pytestmark = pytest.mark.integration

@@ -10,8 +10,8 @@ import pytest
 from application.errors import EventStoreUnavailable
 from application.ports.client_tool_exchange import ClientToolExchange, PausedTurn
 from application.ports.task_control import TaskInfo
-from domain.client_tools import ChoiceMode, ClientToolResult, Resumption, ToolChoice
 from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId, TaskId
+from domain.tools.client_tools import ChoiceMode, ClientToolResult, Resumption, ToolChoice
 from infrastructure.events.inprocess_client_tool_exchange import InProcessClientToolExchange
 from infrastructure.events.redis_client_tool_exchange import RedisClientToolExchange
 from tests.integration.redis_fixtures import dead_redis_client, redis_client  # noqa: F401

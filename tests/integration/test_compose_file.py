@@ -38,7 +38,7 @@ import yaml
 from pydantic import BaseModel, SecretStr, TypeAdapter
 from sqlalchemy.engine import make_url
 
-from interfaces.settings import Settings
+from interfaces.settings.settings import Settings
 from tests.integration.backends import (
     chat,
     delete_prefix,

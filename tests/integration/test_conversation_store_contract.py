@@ -13,10 +13,10 @@ from sqlalchemy import text
 
 from application.errors import Conflict
 from application.ports.message_store import ConversationFilter, ListPosition
-from domain.conversation import Conversation, Message, MessageStatus, Rating, ReviewStage, TurnOutcome
+from domain.accounts.viewers import Viewer
+from domain.conversations.conversation import Conversation, Message, MessageStatus, Rating, ReviewStage, TurnOutcome
+from domain.conversations.messages import Usage
 from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId, TaskId
-from domain.messages import Usage
-from domain.viewers import Viewer
 from infrastructure.persistence.database import Database
 from infrastructure.persistence.sqlalchemy_message_store import SqlAlchemyMessageStore
 from tests.fake_message_store import FakeMessageStore

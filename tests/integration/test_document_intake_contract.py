@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from domain.knowledge import Chunk, Dataset, Document, DocumentStatus, PendingDocument
+from domain.knowledge.datasets import Chunk, Dataset, Document, DocumentStatus, PendingDocument
 from infrastructure.persistence.sqlalchemy_document_intake import SqlAlchemyDocumentIntake
 from infrastructure.persistence.sqlalchemy_knowledge_base import SqlAlchemyKnowledgeBase
 from tests.fakes import FakeDocumentIntake, FakeKnowledgeBase

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from application.errors import EventStoreUnavailable
+from domain.conversations.thoughts import AgentThought, ThoughtEvent
 from domain.ids import ConversationId, MessageId, TaskId, ThoughtId
-from domain.thoughts import AgentThought, ThoughtEvent
 from infrastructure.events import redis_event_log
 from infrastructure.events.inprocess_event_log import InProcessEventLog
 from infrastructure.events.redis_event_log import RedisEventLog

@@ -15,7 +15,7 @@ from alembic import command
 from sqlalchemy import inspect, text
 
 from domain.ids import OwnerId
-from domain.knowledge import Chunk, Dataset
+from domain.knowledge.datasets import Chunk, Dataset
 from infrastructure.persistence.database import Database
 from infrastructure.persistence.migrate import alembic_config, run_migrations
 from infrastructure.persistence.sqlalchemy_knowledge_base import SqlAlchemyKnowledgeBase

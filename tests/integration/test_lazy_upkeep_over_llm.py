@@ -14,13 +14,13 @@ import pytest
 
 from application.chat_turn.aggregate_turn import aggregate
 from application.chat_turn.turn import ChatRequest
-from domain.conversation import Message
+from domain.conversations.conversation import Message
 from domain.ids import ConversationId, MessageId, OwnerId
 from infrastructure.memory.llm_memory_digester import DIGEST_TOOL
-from interfaces.container import Container
 from interfaces.lifecycle import start_backends, stop_backends
-from interfaces.settings import Settings
-from interfaces.wiring import build_container
+from interfaces.settings.settings import Settings
+from interfaces.wiring.build import build_container
+from interfaces.wiring.container import Container
 from tests.bench.upkeep_accounting import OfflineMemoryModel, purpose_of
 from tests.llm_server import RecordedRequest, ScriptedLLMServer
 

@@ -8,10 +8,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from domain.entity_extraction import ExtractedEntity, read_extraction
 from domain.ids import MessageId
-from domain.memory import Exchange
-from domain.memory_summary import SummaryLimit
+from domain.memory.entity_extraction import ExtractedEntity, read_extraction
+from domain.memory.summary import SummaryLimit
+from domain.memory.window import Exchange
 from infrastructure.memory.llm_memory_models import EXTRACTION_TOOL, LLMEntityExtractor, LLMSummarizer
 from infrastructure.models.capabilities import default_capabilities
 from infrastructure.models.openai_chat_model import OpenAIChatModel

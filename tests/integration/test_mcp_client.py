@@ -15,7 +15,7 @@ import pytest
 
 from application.chat_turn.tool_executor import ToolExecutor
 from application.errors import ToolCallFailed
-from domain.tools import RetryPolicy, ToolCall, ToolFailure
+from domain.tools.calls import RetryPolicy, ToolCall, ToolFailure
 from infrastructure.metrics.inprocess_metrics import InProcessMetrics
 from infrastructure.tools.builtin import builtin_tools
 from infrastructure.tools.composite import CompositeToolBox

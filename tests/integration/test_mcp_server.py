@@ -1,4 +1,4 @@
-"""memagent as an MCP server, driven with the official SDK client: `python -m interfaces.cli mcp` over
+"""memagent as an MCP server, driven with the official SDK client: `python -m interfaces.cli.main mcp` over
 stdio, and the Streamable HTTP endpoint of the running service (API keys required)."""
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def data(result: CallToolResult) -> dict[str, Any]:
 def stdio_params(db_url: str, *args: str) -> StdioServerParameters:
     env = service_env({"MEMAGENT_DATABASE__URL": db_url})
     env = {k: v for k, v in env.items() if k in ("PATH", "HOME", "LANG") or k.startswith("MEMAGENT_")}
-    return StdioServerParameters(command=sys.executable, args=["-m", "interfaces.cli", "mcp", *args], env=env,
+    return StdioServerParameters(command=sys.executable, args=["-m", "interfaces.cli.main", "mcp", *args], env=env,
                                  cwd=str(ROOT))
 
 
@@ -89,7 +89,7 @@ async def test_stdio_chat_memory_and_search_for_the_local_owner_and_another(tmp_
 
 def test_an_invalid_owner_is_refused_before_serving(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "interfaces.cli", "mcp", "--owner", "two words"], cwd=ROOT, capture_output=True,
+        [sys.executable, "-m", "interfaces.cli.main", "mcp", "--owner", "two words"], cwd=ROOT, capture_output=True,
         text=True, timeout=60, check=False,
         env=service_env({"MEMAGENT_DATABASE__URL": f"sqlite+aiosqlite:///{tmp_path / 'm.db'}"}),
     )

@@ -217,7 +217,7 @@ async def test_top_k_out_of_range_across_conversations_is_a_tool_error(world: Wo
 def stdio_params(db_url: str) -> StdioServerParameters:
     env = service_env({"MEMAGENT_DATABASE__URL": db_url})
     env = {k: v for k, v in env.items() if k in ("PATH", "HOME", "LANG") or k.startswith("MEMAGENT_")}
-    return StdioServerParameters(command=sys.executable, args=["-m", "interfaces.cli", "mcp"], env=env,
+    return StdioServerParameters(command=sys.executable, args=["-m", "interfaces.cli.main", "mcp"], env=env,
                                  cwd=str(ROOT))
 
 

@@ -15,9 +15,9 @@ import pytest
 from sqlalchemy import func, select
 
 from domain.ids import ConversationId, MessageId
-from domain.memory_archive import ArchiveEntry
-from domain.memory_entities import EntityScope, EntitySheet, EntitySource
-from domain.user_memory import FactHolder
+from domain.memory.archive import ArchiveEntry
+from domain.memory.entities import EntityScope, EntitySheet, EntitySource
+from domain.memory.user_facts import FactHolder
 from infrastructure.persistence.database import Database
 from infrastructure.persistence.memory_rows import MemoryEntityRow, MemoryItemRow
 from infrastructure.persistence.sqlalchemy_memory_record import SqlAlchemyMemoryRecord

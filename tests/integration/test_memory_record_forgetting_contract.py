@@ -10,10 +10,10 @@ import asyncio
 import pytest
 
 from application.ports.conversation_purge import Purged
-from domain.conversation import Conversation
+from domain.conversations.conversation import Conversation
 from domain.ids import AppId, EndUserId, OwnerId
-from domain.memory_entities import EntityScope, EntitySheet
-from domain.user_memory import FactHolder, ForgetCounts, RecallKind
+from domain.memory.entities import EntityScope, EntitySheet
+from domain.memory.user_facts import FactHolder, ForgetCounts, RecallKind
 from infrastructure.persistence.database import Database
 from infrastructure.persistence.sqlalchemy_conversation_purge import SqlAlchemyConversationPurge
 from infrastructure.persistence.sqlalchemy_memory_record import SqlAlchemyMemoryRecord

@@ -18,14 +18,23 @@ from application.errors import MemoryUnavailable, UpkeepBusy
 from application.memory.cached_embedder import CachedEmbedder
 from application.memory.fold_archive import FoldArchive
 from application.memory.short_term_memory import ShortTermMemory
-from domain.agent import AgentConfig
-from domain.conversation import Message, MessageStatus
+from domain.agents.config import AgentConfig
+from domain.conversations.conversation import Message, MessageStatus
+from domain.conversations.messages import (
+    ImageBlock,
+    Msg,
+    Role,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+    text_msg,
+)
 from domain.ids import AppId, ConversationId, MessageId, OwnerId, TaskId
-from domain.memory import MemoryPolicy, history_from_turns, window_turn_ids
-from domain.memory_archive import ArchiveEntry
-from domain.memory_entities import ENTITY_HISTORY_LIMIT, Entity, EntityScope, EntitySheet, EntitySource
-from domain.memory_summary import UpkeepState
-from domain.messages import ImageBlock, Msg, Role, TextBlock, ToolResultBlock, ToolUseBlock, Usage, text_msg
+from domain.memory.archive import ArchiveEntry
+from domain.memory.entities import ENTITY_HISTORY_LIMIT, Entity, EntityScope, EntitySheet, EntitySource
+from domain.memory.summary import UpkeepState
+from domain.memory.window import MemoryPolicy, history_from_turns, window_turn_ids
 from infrastructure.errors import RedisUnreachable
 from infrastructure.memory.codec import encode_window
 from infrastructure.memory.inprocess_memory_store import InProcessEmbeddingCache, InProcessMemoryStore

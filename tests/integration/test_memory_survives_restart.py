@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from domain.prompt import ARCHIVE_HEADER, EARLIER_HEADER, SUMMARY_HEADER
+from domain.agents.prompt import ARCHIVE_HEADER, EARLIER_HEADER, SUMMARY_HEADER
 from tests.integration.backends import history_texts, prompt_of
 from tests.integration.db_fixtures import sqlite_url
 from tests.integration.streaming_helpers import serving

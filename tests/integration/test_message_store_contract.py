@@ -19,9 +19,9 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Insert, column, insert, table, text
 
 from application.errors import Conflict, InvalidInput, NotFound, StoreUnavailable
-from domain.conversation import Conversation, Message, MessageAgentThought, MessageStatus, TurnOutcome
+from domain.conversations.conversation import Conversation, Message, MessageAgentThought, MessageStatus, TurnOutcome
+from domain.conversations.messages import Usage
 from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId, TaskId, ThoughtId
-from domain.messages import Usage
 from infrastructure.errors import DatabaseNotMigrated
 from infrastructure.persistence.database import Database
 from infrastructure.persistence.migrate import run_migrations

@@ -73,7 +73,7 @@ def test_migrate_builds_a_fresh_database_twice_harmlessly_and_serve_then_starts(
 
 
 def test_migrates_started_together_on_an_empty_database_take_turns_and_all_succeed(fresh_database: str) -> None:
-    command_line = [sys.executable, "-m", "interfaces.cli", "migrate"]
+    command_line = [sys.executable, "-m", "interfaces.cli.main", "migrate"]
     env = service_env({"MEMAGENT_DATABASE__URL": pg_url(fresh_database)})
     runs = [subprocess.Popen(command_line, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             for _ in range(3)]

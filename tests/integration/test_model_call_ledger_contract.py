@@ -16,10 +16,10 @@ from sqlalchemy import text
 from application.model_calls.budgets import BudgetExceeded, BudgetPolicy, CheckBudgets
 from application.model_calls.call_scope import CallScope, calls_for, spent_by_turn
 from application.model_calls.record_model_calls import RecordModelCalls
-from domain.conversation import Conversation, Message, MessageStatus, TurnOutcome
+from domain.billing.model_calls import Budget, ModelCall, PurposeUsage
+from domain.conversations.conversation import Conversation, Message, MessageStatus, TurnOutcome
+from domain.conversations.messages import Usage
 from domain.ids import AppId, ConversationId, MessageId, OwnerId, TaskId
-from domain.messages import Usage
-from domain.model_calls import Budget, ModelCall, PurposeUsage
 from infrastructure.metrics.inprocess_metrics import InProcessMetrics
 from infrastructure.persistence.sqlalchemy_message_store import SqlAlchemyMessageStore
 from infrastructure.persistence.sqlalchemy_model_call_ledger import SqlAlchemyModelCallLedger

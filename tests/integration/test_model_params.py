@@ -10,15 +10,15 @@ from typing import Any
 import pytest
 
 from application.ports.chat_model import ChatModel
-from domain.agent import ModelParams
-from domain.messages import Role, text_msg
+from domain.agents.config import ModelParams
+from domain.conversations.messages import Role, text_msg
 from infrastructure.models.agentscope_chat_model import AgentScopeChatModel
 from infrastructure.models.chat_model_registry import ChatModelRegistry
 from infrastructure.models.model_profiles import profile_specs
 from infrastructure.models.openai_chat_model import OpenAIChatModel
 from infrastructure.models.provider_config import ProviderConfig
 from infrastructure.models.scripted_model import ScriptedChatModel
-from interfaces.settings import LLMSettings
+from interfaces.settings.settings import LLMSettings
 from tests.fakes import WordTokenizer
 from tests.llm_server import ScriptedLLMServer
 from tests.llm_server_scripts import text

@@ -16,7 +16,7 @@ import httpx
 import openai
 import pytest
 
-from domain.prompt import SUMMARY_HEADER
+from domain.agents.prompt import SUMMARY_HEADER
 from tests.integration.backends import history_texts, prompt_of
 from tests.integration.http_answers import ok
 from tests.integration.openai_world import BACKENDS, World, system_prompt, world_of

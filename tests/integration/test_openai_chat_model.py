@@ -11,8 +11,8 @@ import pytest
 
 from application.errors import ModelError, ModelNotReached
 from application.ports.chat_model import ModelChunk
-from domain.messages import ImageBlock, Msg, Role, TextBlock, ToolResultBlock, ToolUseBlock
-from domain.tools import INVALID_ARGUMENTS_KEY, ToolCall, ToolSpec
+from domain.conversations.messages import ImageBlock, Msg, Role, TextBlock, ToolResultBlock, ToolUseBlock
+from domain.tools.calls import INVALID_ARGUMENTS_KEY, ToolCall, ToolSpec
 from infrastructure.models.openai_chat_model import OpenAIChatModel
 from infrastructure.models.provider_config import ProviderConfig, price_for
 from infrastructure.models.tool_names import wire_name

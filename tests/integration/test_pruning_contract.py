@@ -16,12 +16,12 @@ from sqlalchemy import func, insert, select, update
 from application.memory.recorded_memory_store import RecordedMemoryStore
 from application.ports.message_store import ConversationFilter
 from application.retention.prune import Prune
+from domain.accounts.viewers import Viewer
+from domain.conversations.messages import Role, text_msg
+from domain.conversations.thoughts import AgentThought, ThoughtEvent
 from domain.ids import ConversationId, TaskId, ThoughtId
-from domain.messages import Role, text_msg
+from domain.memory.user_facts import FactHolder, RecallScope
 from domain.retention import BatchLimits, PruneCounts, PruneKind, RetentionPolicy
-from domain.thoughts import AgentThought, ThoughtEvent
-from domain.user_memory import FactHolder, RecallScope
-from domain.viewers import Viewer
 from infrastructure.events.inprocess_event_log import InProcessEventLog
 from infrastructure.events.redis_event_log import RedisEventLog
 from infrastructure.memory.inprocess_memory_store import InProcessMemoryStore
@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 
     from application.ports.event_log import EventLog
     from application.ports.memory_store import MemoryStore
-    from domain.conversation import Conversation
+    from domain.conversations.conversation import Conversation
     from infrastructure.redis_client import RedisClient
 
 pytestmark = pytest.mark.integration

@@ -13,7 +13,7 @@ import pytest
 
 from application.errors import EventStoreUnavailable
 from application.ports.rate_limits import DAY, RPM_WINDOW, SLOT_RETRY, Quota
-from domain.rate_limits import LimitName, LimitScope, RateLimits
+from domain.accounts.rate_limits import LimitName, LimitScope, RateLimits
 from infrastructure.limits.inprocess_rate_limiter import InProcessRateLimiter
 from infrastructure.limits.redis_rate_limiter import RedisRateLimiter
 from tests.integration.redis_fixtures import dead_redis_client, redis_client  # noqa: F401

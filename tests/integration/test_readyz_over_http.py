@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from interfaces.app import create_app
-from interfaces.settings import Settings
+from interfaces.settings.settings import Settings
 from tests.integration.backends import RedisServer, private_redis
 from tests.integration.streaming_helpers import serving, shared_backends
 from tests.llm_server import ScriptedLLMServer

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 
 import pytest
 
-from domain.conversation import Conversation, MessageStatus, ReviewStage
+from domain.conversations.conversation import Conversation, MessageStatus, ReviewStage
 from domain.ids import AppId, ConversationId, EndUserId, OwnerId
-from domain.user_memory import FactHolder, RecallItem, RecallKind, RecallScope
+from domain.memory.user_facts import FactHolder, RecallItem, RecallKind, RecallScope
 from infrastructure.persistence.database import Database
 from infrastructure.persistence.memory_rows import summary_item_id
 from infrastructure.persistence.sqlalchemy_memory_record import SqlAlchemyMemoryRecord

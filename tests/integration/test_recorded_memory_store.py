@@ -11,12 +11,12 @@ import pytest
 
 from application.errors import StoreUnavailable
 from application.memory.recorded_memory_store import MemoryCache, RecordedMemoryStore
-from domain.conversation import Conversation
+from domain.conversations.conversation import Conversation
 from domain.ids import ConversationId
-from domain.memory import history_from_turns
-from domain.memory_archive import ArchiveEntry
-from domain.memory_entities import EntitySheet
-from domain.memory_summary import UpkeepState
+from domain.memory.archive import ArchiveEntry
+from domain.memory.entities import EntitySheet
+from domain.memory.summary import UpkeepState
+from domain.memory.window import history_from_turns
 from infrastructure.memory.inprocess_memory_store import InProcessMemoryStore
 from infrastructure.memory.redis_memory_store import RedisMemoryStore
 from infrastructure.persistence.database import Database

@@ -12,8 +12,8 @@ from application.errors import StoreUnavailable
 from application.memory.recorded_user_facts import RecordedUserFacts
 from application.ports.memory_store import UserFactCache
 from domain.ids import AppId
-from domain.memory_entities import Entity, EntityScope, EntitySheet
-from domain.user_memory import FactHolder
+from domain.memory.entities import Entity, EntityScope, EntitySheet
+from domain.memory.user_facts import FactHolder
 from infrastructure.memory.inprocess_memory_store import InProcessUserFactCache
 from infrastructure.memory.redis_user_fact_cache import RedisUserFactCache
 from infrastructure.persistence.database import Database

@@ -18,7 +18,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from sqlalchemy.engine import make_url
 
-from interfaces.serve_workers import workers_refusal
+from interfaces.cli.serve_workers import workers_refusal
 from tests.integration.backends import memagent, pg_query
 from tests.integration.db_fixtures import sqlite_url
 from tests.integration.streaming_helpers import (

@@ -21,7 +21,7 @@ import httpx
 import pytest
 from jsonschema import Draft202012Validator, FormatChecker
 
-from domain.agents import MAX_VERSION
+from domain.agents.agent import MAX_VERSION
 from tests.e2e.test_keys_and_owners import create_key
 from tests.integration.http_answers import ok, refused
 from tests.integration.streaming_helpers import serving, shared_backends

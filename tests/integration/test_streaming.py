@@ -46,7 +46,7 @@ COMMON = {
     "MEMAGENT_EVENTS__KEEPALIVE": str(KEEPALIVE),
     "MEMAGENT_TURN__CLIENT_GRACE": str(GRACE),
     "MEMAGENT_TURN__STOP_CHECK_INTERVAL": "0.05",
-    # These tests are about the stream itself: every text delta goes out as it comes (domain.streaming).
+    # These tests are about the stream itself: every text delta goes out as it comes (domain.conversations.streaming).
     "MEMAGENT_AGENT__STREAM_THOUGHTS": "true",
 }
 

@@ -30,8 +30,8 @@ from infrastructure.logs.redaction import Redactor
 from infrastructure.memory.llm_memory_models import ARCHIVE_INSTRUCTIONS, EXTRACTION_INSTRUCTIONS, SUMMARY_INSTRUCTIONS
 from infrastructure.tracing.opentelemetry_tracer import OpenTelemetryTracer
 from interfaces.app import create_app
-from interfaces.settings import Settings
-from interfaces.wiring import build_container
+from interfaces.settings.settings import Settings
+from interfaces.wiring.build import build_container
 from tests.llm_server import ScriptedLLMServer
 from tests.llm_server_scripts import call, error, text, tool_calls
 

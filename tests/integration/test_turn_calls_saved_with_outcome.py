@@ -13,10 +13,10 @@ import pytest
 from application.chat_turn.save_outcome import SaveOutcome
 from application.model_calls.call_scope import CallScope, calls_for, kept_calls
 from application.model_calls.record_model_calls import RecordModelCalls
-from domain.conversation import Conversation, Message, MessageStatus, TurnOutcome
+from domain.billing.model_calls import ModelCall
+from domain.conversations.conversation import Conversation, Message, MessageStatus, TurnOutcome
+from domain.conversations.messages import Usage
 from domain.ids import AppId, ConversationId, MessageId, OwnerId, TaskId
-from domain.messages import Usage
-from domain.model_calls import ModelCall
 from infrastructure.persistence.sqlalchemy_message_store import SqlAlchemyMessageStore
 from infrastructure.persistence.sqlalchemy_model_call_ledger import SqlAlchemyModelCallLedger
 from tests.fakes import FakeClock, SequentialIds

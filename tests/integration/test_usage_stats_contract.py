@@ -13,9 +13,9 @@ import pytest
 from sqlalchemy import insert
 
 from application.ports.usage_stats import UsageFigures, UsageReport
-from domain.conversation import Conversation, Message, MessageStatus, Rating
+from domain.conversations.conversation import Conversation, Message, MessageStatus, Rating
+from domain.conversations.messages import Usage
 from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId, TaskId
-from domain.messages import Usage
 from infrastructure.persistence.database import Database
 from infrastructure.persistence.rows import ConversationRow, MessageRow, conversation_values, message_values
 from infrastructure.persistence.sqlalchemy_usage_stats import SqlAlchemyUsageStats

@@ -10,8 +10,8 @@ import pytest
 
 from application.errors import MemoryUnavailable
 from domain.ids import AppId, EndUserId, OwnerId
-from domain.memory_entities import EntityScope, EntitySheet
-from domain.user_memory import FactHolder
+from domain.memory.entities import EntityScope, EntitySheet
+from domain.memory.user_facts import FactHolder
 from infrastructure.memory.inprocess_memory_store import InProcessUserFactCache
 from infrastructure.memory.redis_user_fact_cache import RedisUserFactCache
 from tests.integration.memory_record_fixtures import entity

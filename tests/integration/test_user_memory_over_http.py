@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from domain.prompt import EARLIER_HEADER
+from domain.agents.prompt import EARLIER_HEADER
 from tests.integration.http_answers import ok
 from tests.integration.user_memory_world import (
     BACKENDS,

@@ -22,8 +22,8 @@ from urllib.parse import quote
 import httpx
 
 from interfaces.lifecycle import start_backends, stop_backends
-from interfaces.settings import Settings
-from interfaces.wiring import build_container
+from interfaces.settings.settings import Settings
+from interfaces.wiring.build import build_container
 from tests.integration.backends import prompt_of, texts
 from tests.integration.db_fixtures import sqlite_url
 from tests.integration.http_answers import ok

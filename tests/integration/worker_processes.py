@@ -59,7 +59,7 @@ def serving_workers(env: Mapping[str, str], log_dir: Path, workers: int) -> Iter
     log_path = log_dir / f"memagent-workers-{port}.log"
     with log_path.open("wb") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "interfaces.cli", "serve", "--port", str(port), "--workers", str(workers)],
+            [sys.executable, "-m", "interfaces.cli.main", "serve", "--port", str(port), "--workers", str(workers)],
             cwd=ROOT, env=service_env(env), stdout=log, stderr=subprocess.STDOUT,
         )
     served = Workers(process, f"http://127.0.0.1:{port}", log_path)

@@ -44,11 +44,11 @@ from application.ports.jobs import JobHandler
 from application.ports.profile_work import OnProfile
 from application.tasks.find_task import FindTask
 from application.tasks.follow_task import FollowTask, FollowTimes
-from domain.agent import AgentConfig
+from domain.agents.config import AgentConfig
+from domain.conversations.thoughts import AgentThought
 from domain.ids import AppId, ConversationId, OwnerId, TaskId
-from domain.memory import MemoryPolicy
-from domain.thoughts import AgentThought
-from domain.tools import RetryPolicy
+from domain.memory.window import MemoryPolicy
+from domain.tools.calls import RetryPolicy
 from infrastructure.conversations.offline_writers import FirstWordsTitler, TemplateFollowUpWriter
 from infrastructure.events.inprocess_client_tool_exchange import InProcessClientToolExchange
 from infrastructure.events.inprocess_task_control import InProcessTaskControl

@@ -14,10 +14,10 @@ from application.accounts.revoke_agent_key import RevokeAgentKey
 from application.agents.read_parameters import ReadParameters
 from application.agents.resolve_config import ResolveConfig
 from application.errors import Conflict, Forbidden, InvalidInput, NotFound, NotPublished, Unauthorized
-from domain.accounts import ApiKeyId
-from domain.agent import AgentConfig, ModelCapabilities
-from domain.agents import DEFAULT_AGENT, AgentStatus
-from domain.ids import AppId, OwnerId
+from domain.accounts.keys import ApiKeyId
+from domain.agents.agent import AgentStatus
+from domain.agents.config import AgentConfig, ModelCapabilities
+from domain.ids import DEFAULT_AGENT, AppId, OwnerId
 from tests.fakes import (
     CountingSecrets,
     FakeAgentStore,

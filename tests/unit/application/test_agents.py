@@ -17,12 +17,13 @@ from application.agents.read_agents import DiffVersions, ListAgents
 from application.agents.resolve_config import ResolveConfig
 from application.agents.save_draft import SaveDraft
 from application.errors import Conflict, InvalidInput, NotFound, NotPublished
-from domain.accounts import check_owner
-from domain.agent import AgentConfig
-from domain.agents import DEFAULT_AGENT, Agent, AgentStatus, EntryPoint
+from domain.accounts.keys import check_owner
+from domain.agents.agent import Agent, AgentStatus
+from domain.agents.config import AgentConfig
+from domain.conversations.conversation import EntryPoint
 from domain.errors import DomainError
-from domain.ids import AppId, OwnerId
-from domain.user_memory import RecallScope
+from domain.ids import DEFAULT_AGENT, AppId, OwnerId
+from domain.memory.user_facts import RecallScope
 from tests.fake_user_memory import FakeRecallIndex
 from tests.fakes import (
     FakeAgentStore,

@@ -11,7 +11,7 @@ from application.accounts.create_api_key import CreateApiKey
 from application.accounts.list_api_keys import ListApiKeys
 from application.accounts.revoke_api_key import RevokeApiKey
 from application.errors import InvalidInput, NotFound, StoreUnavailable, Unauthorized
-from domain.accounts import ApiKey, ApiKeyId, hash_api_key, looks_like_key
+from domain.accounts.keys import ApiKey, ApiKeyId, hash_api_key, looks_like_key
 from domain.ids import OwnerId
 from tests.fakes import T0, CountingSecrets, FakeApiKeyStore, FakeClock, SequentialIds
 

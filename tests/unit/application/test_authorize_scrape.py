@@ -10,7 +10,7 @@ import pytest
 from application.accounts.authenticate import Authenticate
 from application.accounts.authorize_scrape import AuthorizeScrape
 from application.errors import Forbidden, Unauthorized
-from domain.accounts import ApiKey, ApiKeyId, hash_api_key
+from domain.accounts.keys import ApiKey, ApiKeyId, hash_api_key
 from domain.ids import AppId, OwnerId
 from tests.fakes import T0, FakeApiKeyStore
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from application.model_calls.budgets import BudgetExceeded, BudgetPolicy, CheckBudgets
-from domain.model_calls import Budget
+from domain.billing.model_calls import Budget
 from infrastructure.metrics.inprocess_metrics import InProcessMetrics
 from tests.fake_model_call_ledger import SpentLedger
 from tests.fakes import FakeClock

@@ -12,11 +12,11 @@ from application.memory.run_upkeep import MemoryUpkeep
 from application.model_calls.budgets import BudgetExceeded, BudgetPolicy, CheckBudgets
 from application.model_calls.cost_estimate import CostEstimate
 from application.ports.chat_models import ModelProfile
-from domain.agent import AgentConfig, ModelCapabilities, ModelParams
-from domain.conversation import Message
+from domain.agents.config import AgentConfig, ModelCapabilities, ModelParams
+from domain.billing.model_calls import Budget
+from domain.conversations.conversation import Message
 from domain.ids import AppId, ConversationId, MessageId, OwnerId, TaskId
-from domain.memory import MemoryPolicy
-from domain.model_calls import Budget
+from domain.memory.window import MemoryPolicy
 from infrastructure.limits.inprocess_budget_reservations import InProcessBudgetReservations
 from infrastructure.memory.inprocess_memory_store import InProcessMemoryStore
 from infrastructure.metrics.inprocess_metrics import InProcessMetrics

@@ -11,13 +11,13 @@ from typing import Any
 
 from application.chat_turn.turn import ChatRequest, TurnHandle
 from application.ports.chat_model import ModelChunk
-from domain.agent import AgentConfig
-from domain.client_tools import ChoiceMode, ClientToolResult, ClientTools, Resumption, ToolChoice
-from domain.conversation import MessageStatus
+from domain.agents.config import AgentConfig
+from domain.conversations.conversation import MessageStatus
+from domain.conversations.messages import ToolResultBlock
+from domain.conversations.thoughts import AgentThought, ThoughtEvent
 from domain.ids import AppId
-from domain.messages import ToolResultBlock
-from domain.thoughts import AgentThought, ThoughtEvent
-from domain.tools import ToolCall, ToolSpec
+from domain.tools.calls import ToolCall, ToolSpec
+from domain.tools.client_tools import ChoiceMode, ClientToolResult, ClientTools, Resumption, ToolChoice
 from tests.fakes import ScriptedModel
 from tests.unit.application.harness import OWNER, Harness
 

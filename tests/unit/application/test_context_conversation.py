@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from application.chat_turn.context_conversation import ContextChoice, ContextConversation
-from domain.conversation import Conversation
+from domain.accounts.viewers import Viewer
+from domain.conversations.conversation import Conversation
 from domain.ids import AppId, ConversationId, EndUserId, OwnerId
-from domain.viewers import Viewer
 from tests.fake_message_store import FakeMessageStore
 from tests.fakes import T0, SequentialIds
 

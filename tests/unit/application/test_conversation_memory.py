@@ -6,9 +6,9 @@ import pytest
 
 from application.errors import InvalidInput, NotFound
 from application.memory.conversation_memory import ConversationMemory
-from domain.agent import AgentConfig
+from domain.agents.config import AgentConfig
 from domain.ids import AppId, ConversationId, OwnerId
-from domain.memory import MemoryPolicy
+from domain.memory.window import MemoryPolicy
 from tests.fakes import ScriptedModel
 from tests.unit.application.harness import OWNER, Harness
 

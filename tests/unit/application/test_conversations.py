@@ -20,9 +20,9 @@ from application.conversations import (
 from application.conversations.list_conversations import decode_cursor, encode_cursor
 from application.errors import Conflict, Forbidden, InvalidInput, MalformedRequest, NotFound
 from application.ports.message_store import ListPosition
-from domain.conversation import MessageStatus, Rating
+from domain.accounts.viewers import Viewer
+from domain.conversations.conversation import MessageStatus, Rating
 from domain.ids import AppId, ConversationId, EndUserId, MessageId
-from domain.viewers import Viewer
 from tests.fakes import FakeClock, ScriptedModel
 from tests.unit.application.harness import OWNER, Harness
 

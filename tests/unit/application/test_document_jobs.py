@@ -18,7 +18,7 @@ from application.knowledge.queue_document import NOT_QUEUED, QueuedIndexing
 from application.knowledge.read_document import ReadDocument
 from domain.ids import OwnerId
 from domain.jobs import Job
-from domain.knowledge import DocumentStatus
+from domain.knowledge.datasets import DocumentStatus
 from infrastructure.jobs.inprocess_job_queue import InProcessJobQueue
 from tests.fakes import FakeClock, FakeDocumentIntake, FakeEmbedder, FakeKnowledgeBase, SequentialIds
 

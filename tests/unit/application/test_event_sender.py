@@ -10,8 +10,8 @@ import pytest
 
 from application.chat_turn.event_sender import EventSender
 from application.errors import EventStoreUnavailable
+from domain.conversations.thoughts import AgentThought, ThoughtEvent
 from domain.ids import ConversationId, MessageId, TaskId, ThoughtId
-from domain.thoughts import AgentThought, ThoughtEvent
 from tests.doubles import FailingEventLog
 
 if TYPE_CHECKING:

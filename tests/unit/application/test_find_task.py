@@ -13,9 +13,9 @@ from application.errors import NotFound
 from application.ports.chat_model import ModelChunk
 from application.ports.task_control import TaskInfo
 from application.tasks.stop_task import StopTask
-from domain.conversation import MessageStatus
+from domain.accounts.viewers import Viewer
+from domain.conversations.conversation import MessageStatus
 from domain.ids import EndUserId, OwnerId
-from domain.viewers import Viewer
 from infrastructure.events.inprocess_task_control import InProcessTaskControl
 from tests.fakes import FakeClock, ScriptedModel
 from tests.unit.application.harness import OWNER, Harness

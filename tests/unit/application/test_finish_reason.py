@@ -14,12 +14,12 @@ from application.chat_turn.run_chat_turn import TurnLimits
 from application.chat_turn.turn import TurnHandle
 from application.errors import ModelError
 from application.ports.chat_model import ModelChunk
-from domain.agent import AgentConfig
+from domain.agents.config import AgentConfig
+from domain.agents.review import KeywordReview
+from domain.conversations.messages import Usage
+from domain.conversations.thoughts import AgentThought, ThoughtEvent
 from domain.ids import AppId
-from domain.messages import Usage
-from domain.review import KeywordReview
-from domain.thoughts import AgentThought, ThoughtEvent
-from domain.tools import ToolCall
+from domain.tools.calls import ToolCall
 from tests.fakes import ScriptedModel
 from tests.unit.application.harness import Harness
 

@@ -11,8 +11,8 @@ from application.errors import EventStoreUnavailable
 from application.ports.task_control import TaskInfo
 from application.tasks.find_task import FindTask
 from application.tasks.follow_task import FollowTask, FollowTimes
+from domain.conversations.thoughts import AgentThought, ThoughtEvent
 from domain.ids import ConversationId, MessageId, OwnerId, TaskId, ThoughtId
-from domain.thoughts import AgentThought, ThoughtEvent
 from infrastructure.events.inprocess_event_log import InProcessEventLog
 from infrastructure.events.inprocess_task_control import InProcessTaskControl
 from infrastructure.events.inprocess_task_presence import InProcessTaskPresence

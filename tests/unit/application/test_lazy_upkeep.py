@@ -9,11 +9,11 @@ import pytest
 
 from application.memory.schedule_upkeep import UpkeepScheduler
 from application.memory.upkeep_rule import EVERY_TURN, UpkeepRule
-from domain.agent import AgentConfig
-from domain.conversation import Message
+from domain.agents.config import AgentConfig
+from domain.conversations.conversation import Message
 from domain.errors import DomainError
 from domain.ids import AppId, ConversationId, MessageId
-from domain.memory import MemoryPolicy
+from domain.memory.window import MemoryPolicy
 from tests.fakes import CollectingSpawner, FakeClock, ScriptedModel
 from tests.unit.application.harness import OWNER, Harness
 

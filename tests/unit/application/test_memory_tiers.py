@@ -13,19 +13,19 @@ from application.chat_turn.turn import ChatRequest, TurnHandle
 from application.errors import MemoryUnavailable, ModelError
 from application.memory.cached_embedder import CachedEmbedder
 from application.ports.chat_model import ModelChunk
-from domain.agent import AgentConfig
+from domain.agents.config import AgentConfig
+from domain.agents.prompt import ENTITIES_HEADER
+from domain.conversations.messages import Role
 from domain.ids import AppId, ConversationId, MessageId
-from domain.memory import MemoryPolicy, window_turn_ids
-from domain.memory_archive import ArchiveEntry
-from domain.memory_summary import SummaryLimit
-from domain.messages import Role
-from domain.prompt import ENTITIES_HEADER
+from domain.memory.archive import ArchiveEntry
+from domain.memory.summary import SummaryLimit
+from domain.memory.window import MemoryPolicy, window_turn_ids
 from infrastructure.memory.inprocess_memory_store import InProcessEmbeddingCache
 from tests.fakes import T0, FakeEmbedder, FakeSummarizer, ScriptedModel
 from tests.unit.application.harness import OWNER, Harness
 
 if TYPE_CHECKING:
-    from domain.memory_entities import Entity
+    from domain.memory.entities import Entity
 
 SMALL = MemoryPolicy(compact_threshold=4, compact_batch=2)
 

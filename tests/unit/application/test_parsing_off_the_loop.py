@@ -14,9 +14,9 @@ from application.chat_turn import agent_loop, output_check
 from application.chat_turn.output_check import OutputCheck
 from application.off_loop import OFF_LOOP_CHARS, parsed
 from application.ports.chat_model import ModelChunk
-from domain.agent import AgentConfig, ModelCapabilities
+from domain.agents.config import AgentConfig, ModelCapabilities
+from domain.conversations.structured_output import OutputFormat, OutputKind
 from domain.ids import AppId
-from domain.structured_output import OutputFormat, OutputKind
 from infrastructure.tools.jsonschema_check import JsonSchemaCheck
 from tests.fakes import ScriptedModel
 from tests.unit.application.harness import Harness

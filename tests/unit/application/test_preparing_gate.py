@@ -9,17 +9,17 @@ import pytest
 
 from application.chat_turn.preparing_gate import PreparingGate
 from application.chat_turn.turn import ChatRequest, TurnHandle
-from domain.agent import AgentConfig
-from domain.conversation import MessageStatus
+from domain.agents.config import AgentConfig
+from domain.agents.review import KeywordReview
+from domain.conversations.conversation import MessageStatus
 from domain.ids import AppId
-from domain.review import KeywordReview
 from tests.doubles import FailingMemoryStore
 from tests.fakes import ScriptedModel
 from tests.unit.application.harness import OWNER, Harness
 
 if TYPE_CHECKING:
+    from domain.conversations.messages import Msg
     from domain.ids import ConversationId
-    from domain.messages import Msg
 
 
 class WatchedMemoryStore(FailingMemoryStore):

@@ -10,10 +10,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from application.retention.prune import Prune
+from domain.conversations.messages import Role, text_msg
+from domain.conversations.thoughts import AgentThought, ThoughtEvent
 from domain.ids import ConversationId, MessageId, TaskId, ThoughtId
-from domain.messages import Role, text_msg
 from domain.retention import BatchLimits, PruneCounts, PruneKind, RetentionPolicy
-from domain.thoughts import AgentThought, ThoughtEvent
 from infrastructure.events.inprocess_event_log import InProcessEventLog
 from infrastructure.memory.inprocess_memory_store import InProcessMemoryStore
 from infrastructure.persistence.prune_locks import InProcessPruneLock

@@ -10,10 +10,10 @@ import pytest
 
 from application.memory.long_term_recall import MemoryRecall
 from application.memory.user_recall import UserRecall
-from domain.agent import AgentConfig
-from domain.conversation import Conversation
+from domain.agents.config import AgentConfig
+from domain.conversations.conversation import Conversation
 from domain.ids import AppId, ConversationId, EndUserId, OwnerId
-from domain.memory import MemoryPolicy
+from domain.memory.window import MemoryPolicy
 from infrastructure.memory.inprocess_memory_store import InProcessMemoryStore
 from tests.fake_user_memory import FakeRecallIndex, FakeUserFacts
 from tests.fakes import T0, FakeEmbedder, WordTokenizer
@@ -21,9 +21,9 @@ from tests.fakes import T0, FakeEmbedder, WordTokenizer
 if TYPE_CHECKING:
     from collections.abc import Awaitable
 
-    from domain.memory_archive import ArchiveEntry
-    from domain.memory_entities import EntitySheet
-    from domain.user_memory import FactHolder
+    from domain.memory.archive import ArchiveEntry
+    from domain.memory.entities import EntitySheet
+    from domain.memory.user_facts import FactHolder
 
 T = TypeVar("T")
 AGENT = AppId("support")

@@ -14,9 +14,9 @@ from application.chat_turn.save_outcome import SaveOutcome
 from application.errors import InvalidInput
 from application.model_calls.call_scope import CallScope, calls_for, kept_calls
 from application.model_calls.record_model_calls import RecordModelCalls
-from domain.conversation import Message, MessageStatus, TurnOutcome
+from domain.conversations.conversation import Message, MessageStatus, TurnOutcome
+from domain.conversations.messages import Usage
 from domain.ids import AppId, ConversationId, MessageId, OwnerId, TaskId
-from domain.messages import Usage
 from tests.fake_message_store import FakeMessageStore
 from tests.fake_model_call_ledger import FakeModelCallLedger
 from tests.fakes import FakeClock, SequentialIds

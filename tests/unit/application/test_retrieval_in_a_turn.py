@@ -3,11 +3,11 @@ from __future__ import annotations
 import json
 
 from application.ports.chat_model import ModelChunk
-from domain.agent import AgentConfig
+from domain.agents.config import AgentConfig
+from domain.conversations.messages import ToolResultBlock
 from domain.ids import AppId, OwnerId
-from domain.knowledge import Chunk, Dataset
-from domain.messages import ToolResultBlock
-from domain.tools import ToolCall
+from domain.knowledge.datasets import Chunk, Dataset
+from domain.tools.calls import ToolCall
 from tests.fakes import T0, FakeEmbedder, ScriptedModel
 from tests.unit.application.harness import OWNER, Harness
 

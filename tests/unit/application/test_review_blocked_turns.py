@@ -4,11 +4,11 @@ stays out of the window, the live one and the one rebuilt from the record alike.
 from __future__ import annotations
 
 from application.ports.chat_model import ModelChunk
-from domain.agent import AgentConfig
-from domain.conversation import ReviewStage
+from domain.agents.config import AgentConfig
+from domain.agents.review import KeywordReview
+from domain.conversations.conversation import ReviewStage
+from domain.conversations.messages import Usage
 from domain.ids import AppId
-from domain.messages import Usage
-from domain.review import KeywordReview
 from tests.fakes import ScriptedModel
 from tests.unit.application.harness import Harness
 

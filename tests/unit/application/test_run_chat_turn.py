@@ -15,14 +15,14 @@ from application.chat_turn.turn import ChatRequest, TurnHandle
 from application.errors import Conflict, InvalidInput, ModelError, NotFound
 from application.ports.chat_model import ModelChunk
 from application.tasks.sweep_stale_turns import SweepStaleTurns, SweepTimes
-from domain.agent import AgentConfig, ModelCapabilities
-from domain.conversation import Message, MessageStatus
+from domain.accounts.viewers import Viewer
+from domain.agents.config import AgentConfig, ModelCapabilities
+from domain.agents.review import KeywordReview
+from domain.conversations.conversation import Message, MessageStatus
+from domain.conversations.messages import Role, ToolResultBlock, Usage
+from domain.conversations.thoughts import ThoughtEvent, streamed_answer
 from domain.ids import AppId, ConversationId, OwnerId
-from domain.messages import Role, ToolResultBlock, Usage
-from domain.review import KeywordReview
-from domain.thoughts import ThoughtEvent, streamed_answer
-from domain.tools import ToolCall
-from domain.viewers import Viewer
+from domain.tools.calls import ToolCall
 from tests.fake_message_store import FakeMessageStore
 from tests.fakes import T0, CollectingSpawner, FakeClock, ScriptedModel, SequentialIds
 from tests.unit.application.harness import OWNER, Harness

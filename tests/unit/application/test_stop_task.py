@@ -12,10 +12,10 @@ from application.chat_turn.turn_watch import WatchTimes
 from application.errors import Conflict, NotFound
 from application.ports.chat_model import ModelChunk
 from application.tasks.stop_task import StopTask
-from domain.conversation import MessageStatus
+from domain.accounts.viewers import Viewer
+from domain.conversations.conversation import MessageStatus
 from domain.ids import OwnerId
-from domain.tools import RetryPolicy
-from domain.viewers import Viewer
+from domain.tools.calls import RetryPolicy
 from tests.fakes import ScriptedModel
 from tests.unit.application.harness import OWNER, Harness
 

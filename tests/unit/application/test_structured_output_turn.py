@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from application.chat_turn.turn import ChatRequest, TurnHandle
 from application.ports.chat_model import ModelChunk
-from domain.agent import ModelCapabilities
-from domain.conversation import MessageStatus
-from domain.messages import Usage
-from domain.structured_output import OutputFormat, OutputKind
-from domain.thoughts import ThoughtEvent
+from domain.agents.config import ModelCapabilities
+from domain.conversations.conversation import MessageStatus
+from domain.conversations.messages import Usage
+from domain.conversations.structured_output import OutputFormat, OutputKind
+from domain.conversations.thoughts import ThoughtEvent
 from tests.fakes import ScriptedModel
 from tests.unit.application.harness import OWNER, Harness
 

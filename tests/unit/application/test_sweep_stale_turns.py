@@ -4,9 +4,9 @@ import asyncio
 from datetime import timedelta
 
 from application.tasks.sweep_stale_turns import WORKER_GONE, SweepStaleTurns, SweepTimes
-from domain.conversation import Conversation, Message, MessageStatus
+from domain.conversations.conversation import Conversation, Message, MessageStatus
+from domain.conversations.thoughts import AgentThought, ThoughtEvent
 from domain.ids import AppId, ConversationId, MessageId, OwnerId, TaskId, ThoughtId
-from domain.thoughts import AgentThought, ThoughtEvent
 from infrastructure.events.inprocess_event_log import InProcessEventLog
 from infrastructure.events.inprocess_task_presence import InProcessTaskPresence
 from tests.fake_message_store import FakeMessageStore

@@ -14,11 +14,11 @@ from application.conversations.name_conversation import MAX_AUTO_TITLE_CHARS, cl
 from application.conversations.suggest_follow_ups import MAX_QUESTION_CHARS, clean_follow_ups
 from application.errors import Conflict, ModelError, NotFound
 from application.ports.chat_model import ModelChunk
-from domain.agent import AgentConfig
-from domain.conversation import MessageStatus
+from domain.accounts.viewers import Viewer
+from domain.agents.config import AgentConfig
+from domain.agents.review import KeywordReview
+from domain.conversations.conversation import MessageStatus
 from domain.ids import AppId, EndUserId, MessageId, OwnerId
-from domain.review import KeywordReview
-from domain.viewers import Viewer
 from infrastructure.conversations.llm_writers import LLMFollowUpWriter, LLMTitler
 from infrastructure.runtime.system import AsyncioSpawner
 from tests.fakes import T0, CollectingSpawner, ScriptedModel
@@ -27,8 +27,8 @@ from tests.unit.application.harness import OWNER, Harness
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from domain.messages import Msg
-    from domain.tools import ToolSpec
+    from domain.conversations.messages import Msg
+    from domain.tools.calls import ToolSpec
 
 ANSWER = [ModelChunk(text="Lisbon is lovely in May.")]
 QUERY = "Plan a weekend trip to Lisbon in May please"

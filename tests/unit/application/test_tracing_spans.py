@@ -10,7 +10,7 @@ from application.chat_turn.tool_executor import ToolExecutor
 from application.errors import ToolCallFailed
 from application.log_context import current_log_fields, log_fields
 from application.ports.tracing import NO_TRACER, SpanName, TraceParent
-from domain.tools import RetryPolicy, ToolCall, ToolFailure
+from domain.tools.calls import RetryPolicy, ToolCall, ToolFailure
 from infrastructure.metrics.inprocess_metrics import InProcessMetrics
 from infrastructure.tracing.recording_tracer import RecordingTracer
 from tests.fakes import FakeToolBox

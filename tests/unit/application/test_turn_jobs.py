@@ -11,7 +11,7 @@ import pytest
 
 from application.errors import InvalidInput, StoreUnavailable
 from application.ports.chat_model import ModelChunk
-from domain.agent import AgentConfig
+from domain.agents.config import AgentConfig
 from domain.ids import AppId, ConversationId
 from domain.jobs import Job, JobKind
 from tests.fakes import ScriptedModel
@@ -19,7 +19,7 @@ from tests.unit.application.harness import OWNER, Harness
 
 if TYPE_CHECKING:
     from application.chat_turn.turn import TurnHandle
-    from domain.conversation import Message
+    from domain.conversations.conversation import Message
     from domain.ids import MessageId, OwnerId
 
 ANSWER = [ModelChunk(text="Noted.")]

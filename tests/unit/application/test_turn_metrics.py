@@ -10,11 +10,11 @@ from typing import Any
 from application.chat_turn.turn import ChatRequest
 from application.memory.schedule_upkeep import UpkeepScheduler
 from application.ports.chat_model import ModelChunk
-from domain.agent import AgentConfig
+from domain.agents.config import AgentConfig
+from domain.agents.review import KeywordReview
+from domain.conversations.messages import Usage
 from domain.ids import AppId, EndUserId
-from domain.messages import Usage
-from domain.review import KeywordReview
-from domain.tools import INVALID_ARGUMENTS_KEY, ToolCall
+from domain.tools.calls import INVALID_ARGUMENTS_KEY, ToolCall
 from tests.fakes import CollectingSpawner, FakeClock, ScriptedModel
 from tests.unit.application.harness import OWNER, Harness
 

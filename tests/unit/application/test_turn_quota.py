@@ -12,11 +12,11 @@ from application.chat_turn.turn import ChatRequest
 from application.chat_turn.turn_quota import QuotaDefaults
 from application.errors import Conflict, ModelError, RateLimited
 from application.ports.chat_model import ModelChunk
-from domain.agent import AgentConfig
-from domain.conversation import MessageStatus
+from domain.accounts.rate_limits import RateLimits
+from domain.agents.config import AgentConfig
+from domain.conversations.conversation import MessageStatus
+from domain.conversations.messages import Usage
 from domain.ids import AppId, EndUserId
-from domain.messages import Usage
-from domain.rate_limits import RateLimits
 from tests.fakes import ScriptedModel
 from tests.unit.application.harness import OWNER, Harness
 

@@ -10,8 +10,8 @@ import pytest
 from application.agents.usage_stats import ReadUsageStats
 from application.errors import InvalidInput, NotFound
 from application.ports.usage_stats import DayStats, UsageFigures, UsageReport, VersionStats
-from domain.agent import AgentConfig
-from domain.agents import PLATFORM_OWNER
+from domain.agents.agent import PLATFORM_OWNER
+from domain.agents.config import AgentConfig
 from domain.ids import AppId, OwnerId
 from tests.fakes import FakeAgentStore, FakeClock
 

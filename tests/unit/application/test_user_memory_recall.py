@@ -9,12 +9,12 @@ from typing import Any
 from application.memory.extract_entities import ExtractEntities
 from application.memory.long_term_recall import MemoryRecall
 from application.memory.user_recall import UserRecall
-from domain.agent import AgentConfig
-from domain.conversation import Conversation, Message, MessageStatus
+from domain.agents.config import AgentConfig
+from domain.conversations.conversation import Conversation, Message, MessageStatus
 from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId, TaskId
-from domain.memory import MemoryPolicy
-from domain.memory_entities import EntityScope
-from domain.user_memory import FactHolder, RecallItem, RecallKind, UserScope
+from domain.memory.entities import EntityScope
+from domain.memory.user_facts import FactHolder, RecallItem, RecallKind, UserScope
+from domain.memory.window import MemoryPolicy
 from infrastructure.memory.inprocess_memory_store import InProcessMemoryStore
 from tests.doubles import FailingMemoryStore
 from tests.fake_user_memory import FakeRecallIndex, FakeUserFacts

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from domain.accounts import (
+from domain.accounts.keys import (
     ApiKey,
     ApiKeyId,
     check_owner,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from domain.agent import AgentConfig, AgentMode, ModelCapabilities, choose_mode
+from domain.agents.config import AgentConfig, AgentMode, ModelCapabilities, choose_mode
 from domain.errors import DomainError
 from domain.ids import AppId
 

@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from domain.agent import AgentConfig
-from domain.agent_config_codec import InvalidConfig, config_diff, config_from_dict, config_to_dict
-from domain.agents import Agent, AgentConflict, AgentDraft, AgentStatus
+from domain.agents.agent import Agent, AgentConflict, AgentDraft, AgentStatus
+from domain.agents.config import AgentConfig
+from domain.agents.config_codec import InvalidConfig, config_diff, config_from_dict, config_to_dict
 from domain.errors import DomainError
 from domain.ids import AppId, OwnerId
 

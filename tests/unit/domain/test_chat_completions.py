@@ -7,9 +7,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from domain.agent import AgentConfig, ModelParams
-from domain.agents import DEFAULT_AGENT, Agent, AgentDraft, AgentStatus
-from domain.chat_completions import (
+from domain.agents.agent import Agent, AgentDraft, AgentStatus
+from domain.agents.config import AgentConfig, ModelParams
+from domain.agents.model_names import DEFAULT_MODEL, agent_named, model_ids
+from domain.conversations.chat_completions import (
     NO_HISTORY,
     CompletionMessage,
     CompletionRole,
@@ -19,8 +20,7 @@ from domain.chat_completions import (
     read_completion,
 )
 from domain.errors import DomainError
-from domain.ids import AppId, OwnerId
-from domain.model_names import DEFAULT_MODEL, agent_named, model_ids
+from domain.ids import DEFAULT_AGENT, AppId, OwnerId
 
 S, D, U, A = CompletionRole.SYSTEM, CompletionRole.DEVELOPER, CompletionRole.USER, CompletionRole.ASSISTANT
 M = CompletionMessage

@@ -3,8 +3,10 @@ messages resumes a turn; calls and results inside a turn stay out of the history
 
 import pytest
 
-from domain.chat_completions import CompletionMessage, CompletionRole, fingerprint_of, read_completion
-from domain.client_tools import (
+from domain.conversations.chat_completions import CompletionMessage, CompletionRole, fingerprint_of, read_completion
+from domain.errors import DomainError
+from domain.tools.calls import ToolSpec
+from domain.tools.client_tools import (
     ChoiceMode,
     ClientCall,
     ClientToolResult,
@@ -15,8 +17,6 @@ from domain.client_tools import (
     legacy_call_id,
     legacy_context,
 )
-from domain.errors import DomainError
-from domain.tools import ToolSpec
 
 F = ToolSpec("f", "")
 USER, ASSISTANT, TOOL = CompletionRole.USER, CompletionRole.ASSISTANT, CompletionRole.TOOL

@@ -6,16 +6,16 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from domain.conversation import (
+from domain.conversations.conversation import (
     Conversation,
     Message,
     MessageAgentThought,
     MessageStatus,
     TurnOutcome,
 )
+from domain.conversations.messages import Usage
 from domain.errors import DomainError
 from domain.ids import AppId, ConversationId, MessageId, OwnerId, TaskId, ThoughtId
-from domain.messages import Usage
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 T1 = T0 + timedelta(seconds=3)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from domain.entity_extraction import MAX_ENTITIES, ExtractedEntity, read_extraction
-from domain.memory_entities import EntityScope
+from domain.memory.entities import EntityScope
+from domain.memory.entity_extraction import MAX_ENTITIES, ExtractedEntity, read_extraction
 
 
 def test_a_well_formed_output_is_read_with_normalised_types() -> None:

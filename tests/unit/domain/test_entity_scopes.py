@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from domain.entity_extraction import ExtractedEntity, Extraction, default_scope, read_extraction, without_junk
-from domain.memory_entities import EntityScope
+from domain.memory.entities import EntityScope
+from domain.memory.entity_extraction import ExtractedEntity, Extraction, default_scope, read_extraction, without_junk
 
 USER, CONVERSATION = EntityScope.USER, EntityScope.CONVERSATION
 

@@ -1,12 +1,12 @@
-"""One slot per fact (domain.fact_slots): the words of a change name the fact it corrects, and its value
+"""One slot per fact (domain.memory.fact_slots): the words of a change name the fact it corrects, and its value
 keeps none of them; read_extraction reads every extractor's types and user values so."""
 
 from __future__ import annotations
 
 import pytest
 
-from domain.entity_extraction import read_extraction
-from domain.fact_slots import fact_slot, plain_value
+from domain.memory.entity_extraction import read_extraction
+from domain.memory.fact_slots import fact_slot, plain_value
 
 
 @pytest.mark.parametrize(

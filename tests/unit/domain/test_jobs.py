@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from domain.conversation import Message
+from domain.conversations.conversation import Message
 from domain.errors import DomainError
 from domain.ids import ConversationId, MessageId, OwnerId, TaskId
 from domain.jobs import Job, JobKind

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from domain.entity_extraction import ExtractedEntity, Extraction, content_words, junk_problem, without_junk
+from domain.memory.entity_extraction import ExtractedEntity, Extraction, content_words, junk_problem, without_junk
 
 
 @pytest.mark.parametrize("value", ["it", "the one", "？", "...", "something", "我的", "what's that"])

@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from domain.conversation import Message, MessageStatus
+from domain.conversations.conversation import Message, MessageStatus
+from domain.conversations.messages import Msg, Role, text_msg
 from domain.errors import DomainError, MalformedHistory
 from domain.ids import ConversationId, MessageId, OwnerId, TaskId
-from domain.memory import TokenCounter, check_history, history_from_turns, trim_history, turn_pair
-from domain.memory_archive import ArchiveEntry
-from domain.memory_entities import Entity
-from domain.messages import Msg, Role, text_msg
+from domain.memory.archive import ArchiveEntry
+from domain.memory.entities import Entity
+from domain.memory.window import TokenCounter, check_history, history_from_turns, trim_history, turn_pair
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

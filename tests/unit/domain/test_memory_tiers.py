@@ -6,10 +6,15 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from domain.conversation import Message, MessageStatus
+from domain.conversations.conversation import Message, MessageStatus
+from domain.conversations.messages import Role, text_msg
 from domain.errors import DomainError, MalformedHistory
 from domain.ids import ConversationId, MessageId, OwnerId, TaskId
-from domain.memory import (
+from domain.memory.archive import ArchiveEntry, RankedEntry, due_for_archive, newest_entries, rank_archive, unarchived
+from domain.memory.entities import Entity, EntitySheet, entity_type, merge_entities, merge_entity
+from domain.memory.recall import select_recall
+from domain.memory.summary import SummaryLimit, UpkeepState, is_cjk, pending_for_summary
+from domain.memory.window import (
     Exchange,
     MemoryPolicy,
     exchanges_of,
@@ -19,11 +24,6 @@ from domain.memory import (
     turn_pair,
     window_turn_ids,
 )
-from domain.memory_archive import ArchiveEntry, RankedEntry, due_for_archive, newest_entries, rank_archive, unarchived
-from domain.memory_entities import Entity, EntitySheet, entity_type, merge_entities, merge_entity
-from domain.memory_recall import select_recall
-from domain.memory_summary import SummaryLimit, UpkeepState, is_cjk, pending_for_summary
-from domain.messages import Role, text_msg
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 CONV = ConversationId("c")

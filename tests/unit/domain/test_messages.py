@@ -7,8 +7,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from domain.errors import DomainError
-from domain.messages import (
+from domain.conversations.messages import (
     ImageBlock,
     Msg,
     Role,
@@ -19,6 +18,7 @@ from domain.messages import (
     block_from_dict,
     text_msg,
 )
+from domain.errors import DomainError
 
 AT = datetime(2024, 5, 1, 12, 30, 15, 123456, tzinfo=UTC)
 

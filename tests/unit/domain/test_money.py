@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from domain.money import usd
+from domain.billing.money import usd
 
 
 @pytest.mark.parametrize(

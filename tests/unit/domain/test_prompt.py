@@ -6,12 +6,18 @@ from datetime import UTC, datetime
 
 import pytest
 
-from domain.agent import AgentConfig
+from domain.agents.config import AgentConfig
+from domain.agents.prompt import (
+    PLATFORM_RULES,
+    PLATFORM_RULES_BY_LANGUAGE,
+    PromptMemory,
+    assemble_prompt,
+    system_text,
+)
+from domain.conversations.messages import ImageBlock, Msg, Role, TextBlock, text_msg
 from domain.errors import DomainError, MalformedHistory
 from domain.ids import AppId, MessageId
-from domain.memory_entities import Entity
-from domain.messages import ImageBlock, Msg, Role, TextBlock, text_msg
-from domain.prompt import PLATFORM_RULES, PLATFORM_RULES_BY_LANGUAGE, PromptMemory, assemble_prompt, system_text
+from domain.memory.entities import Entity
 
 AT = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 PRESET = "You are Captain Memo, a terse travel agent."

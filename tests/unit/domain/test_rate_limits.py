@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from domain.agent import AgentConfig
-from domain.agent_config_codec import InvalidConfig, config_diff, config_from_dict, config_to_dict
+from domain.accounts.rate_limits import LimitName, LimitScope, RateLimits, refusal_message
+from domain.agents.config import AgentConfig
+from domain.agents.config_codec import InvalidConfig, config_diff, config_from_dict, config_to_dict
 from domain.errors import DomainError
 from domain.ids import AppId
-from domain.rate_limits import LimitName, LimitScope, RateLimits, refusal_message
 
 AGENT = AppId("a1")
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from domain.react import parse_react_output, react_instructions
-from domain.tools import ToolCall, ToolSpec
+from domain.tools.calls import ToolCall, ToolSpec
+from domain.tools.react import parse_react_output, react_instructions
 
 FENCE = "```"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from domain.review import KeywordReview
+from domain.agents.review import KeywordReview
 
 
 def test_a_hit_returns_the_keyword_as_configured() -> None:

@@ -3,8 +3,8 @@ told, and how an answer is read as JSON."""
 
 import pytest
 
+from domain.conversations.structured_output import OutputFormat, OutputKind, parsed_answer
 from domain.errors import DomainError
-from domain.structured_output import OutputFormat, OutputKind, parsed_answer
 
 PERSON = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 

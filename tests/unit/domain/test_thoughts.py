@@ -6,9 +6,9 @@ import json
 
 import pytest
 
+from domain.conversations.thoughts import AgentThought, FinishReason, ThoughtEvent
 from domain.errors import DomainError
 from domain.ids import ConversationId, MessageId, TaskId, ThoughtId
-from domain.thoughts import AgentThought, FinishReason, ThoughtEvent
 
 TERMINAL = {"agent_end", "stop", "error", "timeout"}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from domain.errors import DomainError
-from domain.tools import RetryPolicy, ToolCall, ToolFailure, ToolResult, ToolSpec, failure_result
+from domain.tools.calls import RetryPolicy, ToolCall, ToolFailure, ToolResult, ToolSpec, failure_result
 
 CALL = ToolCall(id="call-7", name="get_weather", arguments={"city": "Paris"})
 

@@ -7,14 +7,15 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from domain.agent import AgentConfig
-from domain.agent_config_codec import InvalidConfig, config_from_dict, config_to_dict
+from domain.accounts.viewers import check_end_user
+from domain.agents.config import AgentConfig
+from domain.agents.config_codec import InvalidConfig, config_from_dict, config_to_dict
+from domain.agents.prompt import EARLIER_HEADER, ENTITIES_HEADER, PromptMemory, system_text
 from domain.errors import DomainError
 from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId
-from domain.memory_entities import Entity, EntityScope, EntitySource, merge_entities, merge_entity
-from domain.memory_recall import select_recall
-from domain.prompt import EARLIER_HEADER, ENTITIES_HEADER, PromptMemory, system_text
-from domain.user_memory import (
+from domain.memory.entities import Entity, EntityScope, EntitySource, merge_entities, merge_entity
+from domain.memory.recall import select_recall
+from domain.memory.user_facts import (
     FactHolder,
     ForgetCounts,
     RecallItem,
@@ -23,9 +24,7 @@ from domain.user_memory import (
     UserScope,
     check_fact_type,
     facts_for_prompt,
-    holder_for,
 )
-from domain.viewers import check_end_user
 
 T0 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 
@@ -88,10 +87,10 @@ def test_a_conversations_value_of_a_type_wins_over_the_users_fact() -> None:
 
 def test_whose_facts_an_agent_reads_follows_its_config() -> None:
     owner, ann, agent = OwnerId("acme"), EndUserId("ann"), AppId("support")
-    assert holder_for(owner, ann, agent, AgentConfig(agent)) == FactHolder(owner, ann, None)
+    assert AgentConfig(agent).holder_for(owner, ann, agent) == FactHolder(owner, ann, None)
     own = AgentConfig(agent, user_scope=UserScope.AGENT)
-    assert holder_for(owner, ann, agent, own) == FactHolder(owner, ann, agent)
-    assert holder_for(owner, ann, agent, AgentConfig(agent, user_memory=False)) is None
+    assert own.holder_for(owner, ann, agent) == FactHolder(owner, ann, agent)
+    assert AgentConfig(agent, user_memory=False).holder_for(owner, ann, agent) is None
 
 
 @pytest.mark.parametrize("kind", ["city", "dog_name", "a", "x" * 64, "diet_2"])

@@ -2,7 +2,7 @@ from datetime import UTC, datetime
 
 from agentscope import message as am
 
-from domain.messages import ImageBlock, Msg, Role, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+from domain.conversations.messages import ImageBlock, Msg, Role, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 from infrastructure.models.agentscope_convert import from_agentscope, to_agentscope, to_agentscope_msg
 from tests.fakes import T0
 

@@ -1,6 +1,6 @@
 import pytest
 
-from domain.agent import ModelCapabilities
+from domain.agents.config import ModelCapabilities
 from infrastructure.models.capabilities import capabilities_for, default_capabilities
 
 ALL = ModelCapabilities(True, True, True)

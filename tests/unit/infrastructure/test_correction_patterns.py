@@ -8,7 +8,7 @@ from datetime import date
 
 import pytest
 
-from domain.entity_extraction import read_extraction
+from domain.memory.entity_extraction import read_extraction
 from infrastructure.memory.rule_entity_extractor import extraction
 
 

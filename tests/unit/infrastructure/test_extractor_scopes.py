@@ -8,11 +8,11 @@ from datetime import UTC, datetime
 import pytest
 
 from application.ports.chat_model import ModelChunk
-from domain.agent import ModelCapabilities
-from domain.entity_extraction import default_scope, read_extraction
+from domain.agents.config import ModelCapabilities
 from domain.ids import MessageId
-from domain.memory import Exchange
-from domain.memory_entities import EntityScope
+from domain.memory.entities import EntityScope
+from domain.memory.entity_extraction import default_scope, read_extraction
+from domain.memory.window import Exchange
 from infrastructure.memory.entity_patterns import PATTERNS
 from infrastructure.memory.llm_memory_models import EXTRACTION_SPEC, LLMEntityExtractor
 from infrastructure.memory.rule_entity_extractor import RuleBasedEntityExtractor

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from domain.knowledge import cosine
+from domain.knowledge.datasets import cosine
 from infrastructure.embeddings.lexical import LexicalEmbedder
 
 

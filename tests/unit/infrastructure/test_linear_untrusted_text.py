@@ -10,8 +10,8 @@ import re
 
 import pytest
 
-from domain.fact_slots import without_change_after
-from domain.react import fenced_json, parse_react_output
+from domain.memory.fact_slots import without_change_after
+from domain.tools.react import fenced_json, parse_react_output
 from infrastructure.logs.redaction import Redactor
 from infrastructure.models.scripted_model import tool_marker
 from tests.bench.regex_growth import PATTERNS, PUBLIC, SIZE, adversarial
@@ -105,7 +105,7 @@ def test_the_linear_change_words_reader_agrees_with_the_old_pattern_on_random_te
 
 
 def test_the_benchmark_reads_model_output_with_the_model_output_parsers() -> None:
-    assert {"domain.react._OPEN", "domain.react._CLOSE", "infrastructure.models.scripted_model._OPENING",
+    assert {"domain.tools.react._OPEN", "domain.tools.react._CLOSE", "infrastructure.models.scripted_model._OPENING",
             "infrastructure.models.scripted_model._CLOSING"} <= set(PATTERNS)
     assert {"parse_react_output", "tool_marker", "plain_value"} <= set(PUBLIC)
     texts = adversarial(SIZE)

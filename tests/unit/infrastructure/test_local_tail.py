@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import asyncio
 
+from domain.conversations.thoughts import AgentThought, ThoughtEvent
 from domain.ids import ConversationId, MessageId, TaskId, ThoughtId
-from domain.thoughts import AgentThought, ThoughtEvent
 from infrastructure.events.local_tail import LocalTail
 
 TASK = TaskId("t-1")

@@ -12,7 +12,7 @@ from application.log_context import log_fields
 from infrastructure.logs.log_format import JsonFormatter, TextFormatter
 from infrastructure.logs.redaction import Redactor
 from interfaces.log_setup import secrets_of
-from interfaces.settings import Settings
+from interfaces.settings.settings import Settings
 
 KEY = "sk-known-" + "7" * 20
 QUOTED = 'pass"with\\quote-9'  # JSON would write it escaped: it must be masked before it is encoded

@@ -13,7 +13,7 @@ from mcp.types import (
 )
 
 from application.errors import ToolCallFailed
-from domain.tools import ToolFailure
+from domain.tools.calls import ToolFailure
 from infrastructure.tools.mcp_config import McpServerConfig, Transport, server_configs
 from infrastructure.tools.mcp_results import tool_output
 

@@ -7,7 +7,7 @@ import json
 from datetime import UTC, datetime
 
 from domain.ids import ConversationId, MessageId
-from domain.memory_entities import Entity, EntityScope, EntitySource
+from domain.memory.entities import Entity, EntityScope, EntitySource
 from infrastructure.memory.codec import entity_from_json, entity_to_json
 
 AT = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)

@@ -8,11 +8,11 @@ from typing import Any
 
 from application.ports.chat_model import ModelChunk
 from application.ports.memory_models import DigestRequest
-from domain.agent import ModelCapabilities
+from domain.agents.config import ModelCapabilities
 from domain.ids import MessageId
-from domain.memory import Exchange
-from domain.memory_summary import SummaryLimit
-from domain.tools import ToolCall
+from domain.memory.summary import SummaryLimit
+from domain.memory.window import Exchange
+from domain.tools.calls import ToolCall
 from infrastructure.memory.composed_digester import ComposedDigester
 from infrastructure.memory.extractive_summarizer import ExtractiveSummarizer
 from infrastructure.memory.llm_memory_digester import DIGEST_TOOL, LLMMemoryDigester

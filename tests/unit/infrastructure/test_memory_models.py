@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 
 from application.ports.chat_model import ModelChunk
-from domain.agent import ModelCapabilities
-from domain.entity_extraction import read_extraction
+from domain.agents.config import ModelCapabilities
 from domain.ids import MessageId
-from domain.memory import Exchange
-from domain.memory_summary import SummaryLimit
-from domain.tools import ToolCall
+from domain.memory.entity_extraction import read_extraction
+from domain.memory.summary import SummaryLimit
+from domain.memory.window import Exchange
+from domain.tools.calls import ToolCall
 from infrastructure.memory.extractive_summarizer import ExtractiveSummarizer, salience
 from infrastructure.memory.llm_memory_models import EXTRACTION_TOOL, LLMEntityExtractor, LLMSummarizer
 from infrastructure.memory.rule_entity_extractor import RuleBasedEntityExtractor

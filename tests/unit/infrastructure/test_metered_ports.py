@@ -16,10 +16,10 @@ from application.errors import ModelError, ModelNotReached
 from application.model_calls.record_model_calls import RecordModelCalls
 from application.ports.chat_model import ModelChunk
 from application.ports.metrics import ModelOutcome, ModelPurpose
+from domain.billing.model_calls import ModelCall, PurposeUsage
+from domain.conversations.messages import Msg, Role, TextBlock, Usage
+from domain.conversations.thoughts import AgentThought, ThoughtEvent
 from domain.ids import ConversationId, MessageId, TaskId, ThoughtId
-from domain.messages import Msg, Role, TextBlock, Usage
-from domain.model_calls import ModelCall, PurposeUsage
-from domain.thoughts import AgentThought, ThoughtEvent
 from infrastructure.events.inprocess_event_log import InProcessEventLog
 from infrastructure.metrics.inprocess_metrics import InProcessMetrics
 from infrastructure.metrics.metered_chat_model import MeteredChatModel, MeteredChatModels, MeteredEmbedder

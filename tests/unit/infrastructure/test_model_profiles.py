@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from application.errors import ModelError
-from domain.agent import ModelCapabilities
+from domain.agents.config import ModelCapabilities
 from infrastructure.models import scripted_model
 from infrastructure.models.agentscope_chat_model import AgentScopeChatModel
 from infrastructure.models.chat_model_registry import ChatModelRegistry
@@ -17,7 +17,7 @@ from infrastructure.models.model_profiles import default_spec, profile_specs, re
 from infrastructure.models.openai_chat_model import OpenAIChatModel
 from infrastructure.models.provider_config import TokenPrice
 from infrastructure.models.scripted_model import ScriptedChatModel
-from interfaces.settings import LLMSettings
+from interfaces.settings.settings import LLMSettings
 from tests.fakes import WordTokenizer
 
 KEY = "sk-profile-0123456789abcdef"

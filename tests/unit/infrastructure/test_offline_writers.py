@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from application.ports.chat_model import ModelChunk
+from domain.conversations.messages import Role
 from domain.ids import MessageId
-from domain.memory import Exchange
-from domain.messages import Role
+from domain.memory.window import Exchange
 from infrastructure.conversations.llm_writers import (
     FOLLOW_UP_INSTRUCTIONS,
     TITLE_INSTRUCTIONS,

@@ -1,5 +1,5 @@
-from domain.messages import ImageBlock, Msg, Role, TextBlock, ToolResultBlock, ToolUseBlock
-from domain.tools import ToolSpec
+from domain.conversations.messages import ImageBlock, Msg, Role, TextBlock, ToolResultBlock, ToolUseBlock
+from domain.tools.calls import ToolSpec
 from infrastructure.models.openai_convert import openai_messages, openai_tools
 from infrastructure.models.tool_names import ToolNames, wire_name
 from tests.fakes import T0

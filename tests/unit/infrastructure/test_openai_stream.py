@@ -8,7 +8,7 @@ import pytest
 
 from application.errors import ModelError
 from application.ports.chat_model import ModelChunk
-from domain.tools import ToolCall
+from domain.tools.calls import ToolCall
 from infrastructure.models.openai_stream import ChunkReader, sse_chunks
 from infrastructure.models.provider_config import FREE, TokenPrice
 from infrastructure.models.tool_names import ToolNames

@@ -12,8 +12,8 @@ from typing import Any, TypeVar
 
 import pytest
 
-from domain.messages import Msg, Role, TextBlock
-from domain.tools import ToolCall, ToolSpec
+from domain.conversations.messages import Msg, Role, TextBlock
+from domain.tools.calls import ToolCall, ToolSpec
 from infrastructure.models import scripted_model, tool_calls
 from infrastructure.models.scripted_model import ScriptedChatModel
 from infrastructure.models.tool_calls import ToolCallAssembler

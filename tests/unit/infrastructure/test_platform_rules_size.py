@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from domain.prompt import PLATFORM_RULES_BY_LANGUAGE
+from domain.agents.prompt import PLATFORM_RULES_BY_LANGUAGE
 from infrastructure.runtime.tiktoken_tokenizer import TiktokenTokenizer
 
 

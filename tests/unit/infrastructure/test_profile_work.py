@@ -12,8 +12,8 @@ from application.ports.chat_model import ModelChunk
 from application.ports.chat_models import ModelProfile
 from application.ports.metrics import ModelOutcome, ModelPurpose
 from domain.ids import MessageId
-from domain.memory import Exchange
-from domain.memory_summary import SummaryLimit
+from domain.memory.summary import SummaryLimit
+from domain.memory.window import Exchange
 from infrastructure.memory.extractive_summarizer import ExtractiveSummarizer
 from infrastructure.memory.llm_memory_models import LLMSummarizer
 from infrastructure.metrics.inprocess_metrics import InProcessMetrics

@@ -13,7 +13,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from application.ports.metrics import ModelOutcome, ModelPurpose
-from domain.messages import Usage
+from domain.conversations.messages import Usage
 from infrastructure.metrics.prometheus_metrics import MULTIPROCESS_DIR, PrometheusMetrics
 from tests.service import ROOT
 

@@ -1,7 +1,7 @@
 import pytest
 
-from domain.agent import ModelCapabilities
-from domain.messages import Usage
+from domain.agents.config import ModelCapabilities
+from domain.conversations.messages import Usage
 from infrastructure.models.provider_config import FREE, TokenPrice, price_for, provider_config
 
 PRICES = {"gpt-4o": {"input": 2.5, "output": 10.0}, "gpt-4o-mini": {"input": 0.15, "output": 0.6}}

@@ -3,10 +3,10 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-from domain.agent import AgentConfig, ModelParams
-from domain.agent_config_codec import config_to_dict
-from domain.agents import Agent, AgentDraft, AgentStatus, AgentVersion
-from domain.conversation import Conversation, Message
+from domain.agents.agent import Agent, AgentDraft, AgentStatus, AgentVersion
+from domain.agents.config import AgentConfig, ModelParams
+from domain.agents.config_codec import config_to_dict
+from domain.conversations.conversation import Conversation, Message
 from domain.ids import AppId, ConversationId, MessageId, OwnerId, TaskId
 from infrastructure.persistence.agent_rows import (
     AgentRow,

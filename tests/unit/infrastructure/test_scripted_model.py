@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from application.ports.chat_model import ModelChunk
-from domain.agent import ModelParams
-from domain.messages import Role, text_msg
-from domain.tools import ToolSpec
+from domain.agents.config import ModelParams
+from domain.conversations.messages import Role, text_msg
+from domain.tools.calls import ToolSpec
 from infrastructure.models.scripted_model import ScriptedChatModel
 from tests.fakes import WordTokenizer
 

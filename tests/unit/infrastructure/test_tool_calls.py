@@ -1,7 +1,7 @@
 import pytest
 
 from application.errors import ModelError
-from domain.tools import INVALID_ARGUMENTS_KEY, ToolCall, parse_arguments
+from domain.tools.calls import INVALID_ARGUMENTS_KEY, ToolCall, parse_arguments
 from infrastructure.models.tool_calls import ToolCallAssembler
 from infrastructure.models.tool_names import ToolNames, wire_name
 

@@ -1,7 +1,7 @@
 import re
 
-from domain.messages import Msg, Role, ToolResultBlock, ToolUseBlock
-from domain.tools import ToolSpec
+from domain.conversations.messages import Msg, Role, ToolResultBlock, ToolUseBlock
+from domain.tools.calls import ToolSpec
 from infrastructure.models.tool_names import ToolNames, wire_name
 from tests.fakes import T0
 

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 import pytest
 
 from application.errors import ToolCallFailed
-from domain.tools import ToolCall, ToolFailure
+from domain.tools.calls import ToolCall, ToolFailure
 from infrastructure.errors import SchemaError, SchemaViolation
 from infrastructure.tools.builtin import builtin_tools
 from infrastructure.tools.registry import BuiltinTool, ToolRegistry

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from interfaces.cli_chat_client import Frame, parse_frames, url_problem
-from interfaces.cli_chat_turn import HeldInterrupt
-from interfaces.cli_chat_view import clean, costs, shorten
+from interfaces.cli.chat.client import Frame, parse_frames, url_problem
+from interfaces.cli.chat.turn import HeldInterrupt
+from interfaces.cli.chat.view import clean, costs, shorten
 
 
 def test_frames_are_parsed_as_memagent_writes_them_with_pings_skipped() -> None:

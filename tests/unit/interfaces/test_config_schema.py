@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from domain.agent import AgentConfig
-from domain.agent_config_codec import config_to_dict
+from domain.agents.config import AgentConfig
+from domain.agents.config_codec import config_to_dict
 from domain.ids import AppId
 from interfaces.http.agent_schemas import CONFIG_SCHEMA
 

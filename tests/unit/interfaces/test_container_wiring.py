@@ -1,4 +1,4 @@
-"""Every `Provide[...]` in interfaces/ names a provider of `interfaces.container.Container`.
+"""Every `Provide[...]` in interfaces/ names a provider of `interfaces.wiring.container.Container`.
 
 dependency-injector resolves these names only when a route is called: a misspelt one would wire
 nothing and fail at the first request. This reads the source of interfaces/ (with `ast`), so a
@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from dependency_injector import providers
 
-from interfaces.container import WIRED_PACKAGES, Container
-from interfaces.settings import Settings
-from interfaces.wiring import build_container
+from interfaces.settings.settings import Settings
+from interfaces.wiring.build import build_container
+from interfaces.wiring.container import WIRED_PACKAGES, Container
 
 INTERFACES = Path(__file__).resolve().parents[3] / "interfaces"
 
@@ -91,7 +91,7 @@ def test_interfaces_use_provide() -> None:
 
 @pytest.mark.parametrize(("path", "name"), USAGES, ids=[f"{p}:{n}" for p, n in USAGES])
 def test_each_provide_names_a_provider_of_the_container(path: str, name: str) -> None:
-    assert provides(name), f"{path}: Provide[{name!r}] names no provider of interfaces.container.Container"
+    assert provides(name), f"{path}: Provide[{name!r}] names no provider of interfaces.wiring.container.Container"
 
 
 def test_a_misspelt_name_is_caught() -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from interfaces.settings import Settings
-from interfaces.settings_checks import settings_problem
-from interfaces.settings_errors import invalid_settings_line
+from interfaces.settings.checks import settings_problem
+from interfaces.settings.errors import invalid_settings_line
+from interfaces.settings.settings import Settings
 
 
 def settings(monkeypatch: pytest.MonkeyPatch, origins: str, require_keys: bool = False) -> Settings:

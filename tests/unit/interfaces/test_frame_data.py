@@ -6,8 +6,8 @@ from dataclasses import replace
 
 import pytest
 
+from domain.conversations.thoughts import AgentThought, ThoughtEvent
 from domain.ids import ConversationId, MessageId, TaskId, ThoughtId
-from domain.thoughts import AgentThought, ThoughtEvent
 from interfaces.http.schemas import frame_data
 
 COMMON = {

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from interfaces.cli import main
-from interfaces.settings import Settings
-from interfaces.settings_checks import settings_problem
+from interfaces.cli.main import main
+from interfaces.settings.checks import settings_problem
+from interfaces.settings.settings import Settings
 
 SHARED: dict[str, Any] = {
     "database": {"url": "postgresql+asyncpg://memagent@db:5432/memagent"},

@@ -10,7 +10,7 @@ from typing import Any
 
 from application.accounts.authenticate import LOCAL_OWNER, Caller
 from application.errors import Unauthorized
-from interfaces.mcp_endpoint import McpEndpoint
+from interfaces.mcp.endpoint import McpEndpoint
 
 
 class Keys:

@@ -10,8 +10,8 @@ import pytest
 from pydantic import ValidationError
 from pydantic_settings import SettingsError
 
-from interfaces.settings import Settings
-from interfaces.settings_errors import invalid_settings_line
+from interfaces.settings.errors import invalid_settings_line
+from interfaces.settings.settings import Settings
 
 KEY = "sk-setting-0123456789abcdef"
 

@@ -5,9 +5,9 @@ and the preset response ends an answer the output review replaced."""
 from __future__ import annotations
 
 from application.ports.event_log import LoggedEvent
+from domain.conversations.streaming import THOUGHT_HOLD_CHARS
+from domain.conversations.thoughts import AgentThought, ThoughtEvent
 from domain.ids import ConversationId, MessageId, TaskId, ThoughtId
-from domain.streaming import THOUGHT_HOLD_CHARS
-from domain.thoughts import AgentThought, ThoughtEvent
 from interfaces.http.openai_text import AnswerText, TentativeHold
 
 

@@ -4,9 +4,9 @@ and what is refused with the parameter named."""
 import pytest
 
 from application.errors import InvalidParameter, UnsupportedParameter
-from domain.chat_completions import CompletionMessage, CompletionRole
-from domain.client_tools import ChoiceMode, ClientCall, ToolChoice
-from domain.structured_output import OutputFormat, OutputKind
+from domain.conversations.chat_completions import CompletionMessage, CompletionRole
+from domain.conversations.structured_output import OutputFormat, OutputKind
+from domain.tools.client_tools import ChoiceMode, ClientCall, ToolChoice
 from interfaces.http.responses_schemas import ResponsesBody
 
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}}

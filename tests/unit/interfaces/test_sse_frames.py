@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 from application.errors import EventStoreUnavailable
 from application.ports.event_log import LoggedEvent
+from domain.conversations.thoughts import AgentThought, ThoughtEvent
 from domain.ids import ConversationId, MessageId, TaskId, ThoughtId
-from domain.thoughts import AgentThought, ThoughtEvent
 from interfaces.http.sse import sse_frames
 
 if TYPE_CHECKING:

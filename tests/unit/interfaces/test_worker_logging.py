@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 import pytest
 from saq.worker import logger as saq_logger  # the one logger saq's worker and queues log each job through
 
-from interfaces.cli import main
+from interfaces.cli.main import main
 from interfaces.log_setup import configure_job_logging
-from interfaces.settings import Settings
+from interfaces.settings.settings import Settings
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

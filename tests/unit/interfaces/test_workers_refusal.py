@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from interfaces.serve_workers import workers_refusal
-from interfaces.settings import Settings
+from interfaces.cli.serve_workers import workers_refusal
+from interfaces.settings.settings import Settings
 
 SHARED = {
     "database": {"url": "postgresql+asyncpg://memagent@db:5432/memagent"},

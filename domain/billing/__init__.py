@@ -1,0 +1,1 @@
+"""Billing: the model-call ledger's entries, budgets, and amounts of money as people read them."""

@@ -1,0 +1,1 @@
+"""Knowledge bases: datasets of documents cut into chunks for retrieval."""

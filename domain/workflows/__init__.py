@@ -1,0 +1,1 @@
+"""Workflows: versioned graphs of nodes run as a DAG, and their runs."""

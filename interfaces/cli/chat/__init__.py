@@ -1,0 +1,1 @@
+"""`memagent chat`: a terminal client of a running memagent server."""

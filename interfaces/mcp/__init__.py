@@ -1,0 +1,1 @@
+"""memagent as an MCP server: the server's tools and its HTTP endpoint."""
