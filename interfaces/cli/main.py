@@ -132,6 +132,11 @@ def _serve(settings: Settings, host: str | None, port: int | None, workers: int)
     return 0
 
 
+# Seconds a worker may take to answer uvicorn's first health check: it re-imports the app first,
+# 6-7 s of CPU on a small host, which uvicorn's 5 s default turns into a loop of killed workers.
+WORKER_START_GRACE = 120
+
+
 def _run_uvicorn(settings: Settings, host: str, port: int, workers: int) -> None:
     import uvicorn
 
@@ -144,7 +149,8 @@ def _run_uvicorn(settings: Settings, host: str, port: int, workers: int) -> None
         return
     with shared_metrics_folder():
         uvicorn.run(WORKER_APP, factory=True, workers=workers, host=host, port=port,
-                    log_level=settings.server.log_level, log_config=None)
+                    log_level=settings.server.log_level, log_config=None,
+                    timeout_worker_healthcheck=WORKER_START_GRACE)
 
 
 def _migrate(settings: Settings) -> int:
