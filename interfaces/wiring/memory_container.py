@@ -4,7 +4,6 @@ use cases (docs/ARCHITECTURE.md §5)."""
 
 from __future__ import annotations
 
-import operator
 from typing import TYPE_CHECKING
 
 from dependency_injector import containers, providers
@@ -23,10 +22,10 @@ from application.memory.recorded_user_facts import RecordedUserFacts
 from application.memory.run_upkeep import MemoryUpkeep
 from application.memory.schedule_upkeep import UpkeepScheduler
 from application.memory.short_term_memory import ShortTermMemory
-from application.memory.upkeep_rule import EVERY_TURN, UpkeepRule
+from application.memory.upkeep_rule import UpkeepRule
 from application.memory.user_memory import UserMemory
 from application.memory.user_recall import UserRecall
-from application.ports.metrics import ModelPurpose
+from application.ports.model_metrics import ModelPurpose
 from infrastructure.memory.composed_digester import ComposedDigester
 from infrastructure.memory.extractive_summarizer import ExtractiveSummarizer
 from infrastructure.memory.inprocess_memory_store import (
@@ -46,6 +45,7 @@ from infrastructure.persistence.sqlalchemy_archive_index import SqlAlchemyArchiv
 from infrastructure.persistence.sqlalchemy_memory_record import SqlAlchemyMemoryRecord
 from infrastructure.persistence.sqlalchemy_recall_index import SqlAlchemyRecallIndex
 from interfaces.wiring.config_objects import memory_policy_of
+from interfaces.wiring.rules import recall_reads_tiers_at_once, upkeep_rule_for
 
 if TYPE_CHECKING:
     from application.model_calls.budgets import CheckBudgets
@@ -148,7 +148,7 @@ class MemoryContainer(containers.DeclarativeContainer):
     recall = providers.Singleton(
         MemoryRecall, memory=memory_store, entities=memory_store, embedder=memory_embedder, tokenizer=tokenizer,
         policy=policy, user=user_recall, archive=archive_index,
-        at_once=providers.Callable(operator.not_, database.provided.is_sqlite),  # long_term_recall.py says why
+        at_once=providers.Callable(recall_reads_tiers_at_once, database=database),
     )
     upkeep = providers.Singleton(
         MemoryUpkeep,
@@ -170,12 +170,7 @@ class MemoryContainer(containers.DeclarativeContainer):
         UpkeepRule, every_turns=config.memory.upkeep_every_turns, token_budget=config.memory.upkeep_token_budget,
         idle_seconds=config.memory.upkeep_idle_seconds,
     )
-    # The lazy rule saves model calls; the offline models make none, so their upkeep follows every turn
-    # and memory is never behind. It is the process's rule (by its `default` model), whichever profile
-    # an agent's upkeep runs on.
-    upkeep_rule = providers.Selector(
-        config.llm["provider"], scripted=providers.Object(EVERY_TURN), openai=lazy_upkeep, agentscope=lazy_upkeep,
-    )
+    upkeep_rule = providers.Callable(upkeep_rule_for, provider=config.llm["provider"], lazy=lazy_upkeep)
     # Who runs a due upkeep: this process, or (MEMAGENT_JOBS__BACKEND=redis) a job worker.
     upkeep_runner = providers.Selector(
         config.jobs.backend, inprocess=upkeep, redis=providers.Singleton(QueuedUpkeep, upkeep=upkeep, jobs=jobs),
