@@ -7,6 +7,7 @@ HTTP edge maps each class to its status in one table (interfaces/http/errors.py)
 """
 
 from domain.tools.calls import ToolFailure
+from domain.workflows.problems import Problem
 
 
 class ApplicationError(Exception):
@@ -41,6 +42,16 @@ class UnsupportedMediaType(InvalidInput):
     """A document of a type that is not accepted."""
 
     code = "unsupported_media_type"
+
+
+class InvalidWorkflow(InvalidInput):
+    """A workflow graph that cannot be saved or published; `problems` names each by its path."""
+
+    code = "invalid_workflow"
+
+    def __init__(self, message: str, problems: tuple[Problem, ...]) -> None:
+        super().__init__(message)
+        self.problems = problems
 
 
 class MalformedRequest(ApplicationError):

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
     from redis.commands.core import AsyncScript
 
-    from application.ports.metrics import Metrics
+    from application.ports.store_metrics import StoreMetrics
 
 logger = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ class RedisClient:
         socket_timeout: float = 5.0,
         pool_timeout: float = 10.0,
         retries: int = 3,
-        metrics: Metrics | None = None,
+        metrics: StoreMetrics | None = None,
     ) -> None:
         """`metrics` counts each failure, by the store it failed (`store_error`)."""
         self._url = url

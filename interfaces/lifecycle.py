@@ -71,6 +71,7 @@ async def stop_backends(container: Container) -> None:
     close_model = getattr(model, "aclose", None)  # providers with a connection pool have one
     if close_model is not None:
         await close_model()
+    await container.workflows.outbound_http().aclose()  # http_request nodes' connection pool
     await container.job_queue().close()
     await container.redis().close()
     await container.database().dispose()

@@ -6,7 +6,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from application.errors import Conflict, NotFound, StoreUnavailable
-from application.ports.message_store import ConversationListing, MessageStore
+from application.ports.conversation_reader import ConversationListing
+from application.ports.message_store import MessageStore
 from application.ports.task_messages import TaskMessages
 from domain.conversations.chat_completions import fingerprint_of
 from domain.conversations.conversation import Conversation, Message, MessageAgentThought, MessageStatus
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from datetime import datetime
 
-    from application.ports.message_store import ConversationFilter
+    from application.ports.conversation_reader import ConversationFilter
     from domain.billing.model_calls import ModelCall
     from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId, TaskId
 

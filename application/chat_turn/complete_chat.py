@@ -12,11 +12,13 @@ the client's own tools resumes the turn that paused for them instead (ResumeTurn
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from application.chat_turn.turn import ChatRequest, TurnHandle
 from application.conversations.visibility import visible_message
 from application.errors import InvalidParameter
+from application.ports.conversation_reader import ConversationReader
+from application.ports.message_reader import MessageReader
 from domain.accounts.viewers import ACCOUNT_ITSELF, Viewer
 from domain.conversations.chat_completions import CompletionMessage, CompletionTurn, read_completion
 from domain.conversations.conversation import EntryPoint
@@ -28,11 +30,14 @@ if TYPE_CHECKING:
     from application.agents.list_models import ListModels
     from application.chat_turn.resume_turn import ResumeTurn
     from application.chat_turn.start_chat_turn import StartChatTurn
-    from application.ports.message_store import MessageStore
     from application.ports.schema_check import SchemaCheck
     from domain.agents.config import ModelParams
     from domain.conversations.structured_output import OutputFormat
     from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId
+
+
+class _Store(ConversationReader, MessageReader, Protocol):
+    """The record a request's conversation is found in: by a message it follows, or by its history."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +66,7 @@ class Completion:
 
 class CompleteChat:
     def __init__(
-        self, models: ListModels, store: MessageStore, start: StartChatTurn, schemas: SchemaCheck, resume: ResumeTurn
+        self, models: ListModels, store: _Store, start: StartChatTurn, schemas: SchemaCheck, resume: ResumeTurn
     ) -> None:
         self._models = models
         self._store = store

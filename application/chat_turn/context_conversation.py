@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from domain.ids import ConversationId
 
 if TYPE_CHECKING:
-    from application.ports.message_store import MessageStore
+    from application.ports.conversation_reader import ConversationReader
     from application.ports.runtime import IdGenerator
     from domain.accounts.viewers import Viewer
     from domain.ids import AppId
@@ -30,7 +30,7 @@ class ContextChoice:
 
 
 class ContextConversation:
-    def __init__(self, store: MessageStore, ids: IdGenerator) -> None:
+    def __init__(self, store: ConversationReader, ids: IdGenerator) -> None:
         self._store = store
         self._ids = ids
 

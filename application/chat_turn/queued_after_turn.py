@@ -19,14 +19,14 @@ from domain.jobs import Job, JobKind
 if TYPE_CHECKING:
     from application.chat_turn.turn import Turn
     from application.memory.schedule_upkeep import TurnUpkeep
+    from application.ports.conversation_reader import ConversationReader
     from application.ports.jobs import JobQueue
-    from application.ports.message_store import MessageStore
     from domain.agents.config import AgentConfig
     from domain.conversations.conversation import Message
 
 
 class QueuedAfterTurn(TurnEnd):
-    def __init__(self, upkeep: TurnUpkeep, jobs: JobQueue, store: MessageStore, title_wait: float = 0.5) -> None:
+    def __init__(self, upkeep: TurnUpkeep, jobs: JobQueue, store: ConversationReader, title_wait: float = 0.5) -> None:
         self._upkeep = upkeep
         self._jobs = jobs
         self._store = store

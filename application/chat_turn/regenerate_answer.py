@@ -7,25 +7,30 @@ latest message can be answered again: branching a conversation is out of scope.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from application.chat_turn.turn import ChatRequest
 from application.errors import Conflict, NotFound
+from application.ports.conversation_reader import ConversationReader
+from application.ports.message_reader import MessageReader
 from domain.conversations.conversation import EntryPoint, MessageStatus
 
 if TYPE_CHECKING:
     from application.chat_turn.start_chat_turn import StartChatTurn
     from application.chat_turn.turn import TurnHandle
-    from application.ports.message_store import MessageStore
     from domain.accounts.viewers import Viewer
     from domain.conversations.conversation import Message
     from domain.ids import MessageId
+
+class _Store(MessageReader, ConversationReader, Protocol):
+    """The record the answer to regenerate, its siblings and its conversation's latest message are read from."""
+
 
 MAX_SIBLINGS = 100  # answers of one query walked back at most
 
 
 class RegenerateAnswer:
-    def __init__(self, store: MessageStore, start: StartChatTurn) -> None:
+    def __init__(self, store: _Store, start: StartChatTurn) -> None:
         self._store = store
         self._start = start
 

@@ -28,8 +28,8 @@ if TYPE_CHECKING:
     from application.chat_turn.turn_parts import TurnKit, TurnParts
     from application.memory.long_term_recall import LongTermRecall
     from application.memory.short_term_memory import ShortTermMemory
-    from application.ports.metrics import Metrics
     from application.ports.tracing import Span, TraceParent
+    from application.ports.turn_metrics import TurnMetrics
     from domain.conversations.messages import Msg
 
 log = logging.getLogger(__name__)
@@ -221,7 +221,7 @@ class RunChatTurn:
 class _TurnMeter:
     """One turn in the metrics: active from its start, counted once when it ends (and its span told how)."""
 
-    def __init__(self, metrics: Metrics, agent: str, profile: str, kit: TurnKit, span: Span) -> None:
+    def __init__(self, metrics: TurnMetrics, agent: str, profile: str, kit: TurnKit, span: Span) -> None:
         self._metrics, self._agent, self._profile, self._kit, self._span = metrics, agent, profile, kit, span
         self._running = True
         metrics.turn_started(agent, profile)

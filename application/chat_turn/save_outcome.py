@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from application.model_calls.record_model_calls import RecordModelCalls
-    from application.ports.message_store import MessageStore
+    from application.ports.turn_record import TurnRecord
     from domain.billing.model_calls import ModelCall
     from domain.conversations.conversation import Message, MessageAgentThought
 
@@ -36,7 +36,7 @@ class SaveOutcome:
     could not keep are handed to the ledger's writer, which keeps them until the database takes
     them (record_model_calls.py); None: the writer records them all."""
 
-    def __init__(self, store: MessageStore, retry_for: float = 10.0, ledger: RecordModelCalls | None = None) -> None:
+    def __init__(self, store: TurnRecord, retry_for: float = 10.0, ledger: RecordModelCalls | None = None) -> None:
         self._store = store
         self._retry_for = retry_for
         self._ledger = ledger

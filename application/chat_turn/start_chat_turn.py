@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from application.chat_turn.turn import ChatRequest, Turn, TurnHandle
 from application.errors import ApplicationError, Conflict, Forbidden, InvalidInput, NotFound
+from application.ports.conversation_reader import ConversationReader
+from application.ports.turn_record import TurnRecord
 from domain.conversations.conversation import Conversation, EntryPoint, Message, MessageStatus, TurnOutcome
 from domain.conversations.messages import Usage
 from domain.ids import DEFAULT_AGENT, AppId, ConversationId, EndUserId, MessageId, OwnerId, TaskId
@@ -18,8 +20,11 @@ if TYPE_CHECKING:
     from application.chat_turn.launch_turn import LaunchTurn
     from application.chat_turn.turn_quota import Admission, TurnQuota
     from application.model_calls.budgets import CheckBudgets
-    from application.ports.message_store import MessageStore
     from application.ports.runtime import Clock, IdGenerator
+
+
+class _Store(TurnRecord, ConversationReader, Protocol):
+    """The record a turn opens in (and closes in, when it cannot start), and its conversation is read from."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +43,7 @@ class StartChatTurn:
 
     def __init__(
         self,
-        store: MessageStore,
+        store: _Store,
         resolve: ResolveConfig,
         launch: LaunchTurn,
         clock: Clock,

@@ -12,22 +12,22 @@ import logging
 from typing import TYPE_CHECKING
 
 from application.errors import ToolCallFailed
-from application.ports.metrics import UNKNOWN_TOOL
 from application.ports.tracing import NO_TRACER, SpanName, Tracer
+from application.ports.turn_metrics import UNKNOWN_TOOL
 from domain.tools.calls import RetryPolicy, ToolCall, ToolFailure, ToolResult, failure_result
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
 
-    from application.ports.metrics import Metrics
     from application.ports.tools import Invokes
+    from application.ports.turn_metrics import TurnMetrics
 
 log = logging.getLogger(__name__)
 
 
 class ToolExecutor:
     def __init__(
-        self, toolbox: Invokes, policy: RetryPolicy, timeout: float, metrics: Metrics, offered: Collection[str],
+        self, toolbox: Invokes, policy: RetryPolicy, timeout: float, metrics: TurnMetrics, offered: Collection[str],
         tracer: Tracer = NO_TRACER,
     ) -> None:
         self._toolbox = toolbox

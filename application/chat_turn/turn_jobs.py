@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from application.conversations.suggest_follow_ups import SuggestFollowUps
     from application.memory.run_upkeep import MemoryUpkeep
     from application.ports.message_configs import MessageConfigs
-    from application.ports.message_store import MessageStore
+    from application.ports.message_reader import MessageReader
     from domain.agents.config import AgentConfig
     from domain.conversations.conversation import Message
     from domain.jobs import Job
@@ -36,7 +36,7 @@ _TURN_KINDS = frozenset({JobKind.UPKEEP, *_SPANS})  # an ingestion is IngestDocu
 class RunTurnJob(JobHandler):
     def __init__(
         self,
-        store: MessageStore,
+        store: MessageReader,
         configs: MessageConfigs,
         upkeep: MemoryUpkeep,
         name: NameConversation,

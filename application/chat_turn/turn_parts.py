@@ -27,8 +27,8 @@ from application.ports.tracing import NO_TRACER, Tracer
 if TYPE_CHECKING:
     from application.ports.chat_model import ChatModel
     from application.ports.chat_models import ChatModels
-    from application.ports.metrics import Metrics
     from application.ports.schema_check import SchemaCheck
+    from application.ports.turn_metrics import TurnMetrics
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +50,7 @@ class TurnParts:
     prompt at once) and `schemas` (structured output's checks) are shared by every turn."""
 
     models: ChatModels
-    metrics: Metrics
+    metrics: TurnMetrics
     new_events: Callable[..., TurnEvents]
     new_tools: Callable[..., TurnTools]
     new_executor: Callable[..., ToolExecutor]

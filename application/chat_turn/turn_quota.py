@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable
 
     from application.model_calls.budget_hold import BudgetHold
-    from application.ports.metrics import Metrics
+    from application.ports.limit_metrics import LimitMetrics
     from application.ports.rate_limits import RateLimiter
     from application.ports.runtime import Clock
     from domain.conversations.messages import Usage
@@ -91,7 +91,7 @@ NO_LIMITS = Admission()  # a turn no limit applies to (and one built outside Sta
 
 
 class TurnQuota:
-    def __init__(self, limiter: RateLimiter, defaults: QuotaDefaults, clock: Clock, metrics: Metrics) -> None:
+    def __init__(self, limiter: RateLimiter, defaults: QuotaDefaults, clock: Clock, metrics: LimitMetrics) -> None:
         self._limiter = limiter
         self._defaults = defaults
         self._clock = clock

@@ -3,22 +3,26 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from application.conversations.visibility import visible_conversation
 from application.errors import InvalidInput, NotFound
-from application.ports.message_store import ConversationListing
+from application.ports.conversation_reader import ConversationListing, ConversationReader
+from application.ports.conversation_writer import ConversationWriter
 from domain.errors import DomainError
 
 if TYPE_CHECKING:
-    from application.ports.message_store import MessageStore
     from application.ports.runtime import Clock
     from domain.accounts.viewers import Viewer
     from domain.ids import ConversationId
 
 
+class _Store(ConversationReader, ConversationWriter, Protocol):
+    """The record the conversation is read from and saved to."""
+
+
 class ChangeConversation:
-    def __init__(self, store: MessageStore, clock: Clock) -> None:
+    def __init__(self, store: _Store, clock: Clock) -> None:
         self._store = store
         self._clock = clock
 

@@ -5,28 +5,33 @@ The rows stay in the database until retention removes them."""
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from application.conversations.visibility import visible_conversation
 from application.errors import NotFound
+from application.ports.conversation_reader import ConversationReader
+from application.ports.conversation_writer import ConversationWriter
 from application.settle import settled
 from domain.conversations.conversation import MessageStatus
 
 if TYPE_CHECKING:
     from application.ports.conversation_cleanup import MemoryEraser
-    from application.ports.message_store import MessageStore
     from application.ports.runtime import Clock
     from application.ports.task_control import TaskControl
     from domain.accounts.viewers import Viewer
     from domain.conversations.conversation import Message
     from domain.ids import ConversationId
 
+class _Store(ConversationReader, ConversationWriter, Protocol):
+    """The record the conversation is read from and deleted from."""
+
+
 log = logging.getLogger(__name__)
 
 
 class DeleteConversation:
     def __init__(
-        self, store: MessageStore, tasks: TaskControl, memory: MemoryEraser, clock: Clock, settle: float = 5.0
+        self, store: _Store, tasks: TaskControl, memory: MemoryEraser, clock: Clock, settle: float = 5.0
     ) -> None:
         self._store = store
         self._tasks = tasks

@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from application.errors import NotFound
-from application.ports.message_store import ConversationFilter, ListPosition
+from application.ports.conversation_reader import ConversationFilter, ListPosition
 from domain.accounts.viewers import Viewer
 from domain.memory.user_facts import ForgetCounts
 
@@ -21,9 +21,9 @@ if TYPE_CHECKING:
     from application.conversations.delete_conversation import DeleteConversation
     from application.ports.conversation_cleanup import MemoryEraser
     from application.ports.conversation_purge import ConversationPurge
+    from application.ports.conversation_reader import ConversationReader
     from application.ports.event_log import EventLog
     from application.ports.memory_record import MemoryForgetting
-    from application.ports.message_store import MessageStore
     from domain.conversations.conversation import Conversation
     from domain.ids import EndUserId, OwnerId
 
@@ -34,7 +34,7 @@ EXPIRE_AT_ONCE = 0.001  # seconds: an event log's retention, so that it is gone 
 class ForgetUser:
     def __init__(
         self,
-        store: MessageStore,
+        store: ConversationReader,
         memory: MemoryEraser,
         forgetting: MemoryForgetting,
         delete: DeleteConversation,

@@ -12,12 +12,12 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from application.errors import InvalidInput, MalformedRequest
-from application.ports.message_store import ConversationFilter, ListPosition
+from application.ports.conversation_reader import ConversationFilter, ListPosition
 from domain.ids import ConversationId
 from domain.text import storable, text_problem
 
 if TYPE_CHECKING:
-    from application.ports.message_store import ConversationListing, MessageStore
+    from application.ports.conversation_reader import ConversationListing, ConversationReader
     from domain.accounts.viewers import Viewer
     from domain.ids import AppId
 
@@ -66,7 +66,7 @@ def decode_cursor(cursor: str) -> ListPosition:
 
 
 class ListConversations:
-    def __init__(self, store: MessageStore) -> None:
+    def __init__(self, store: ConversationReader) -> None:
         self._store = store
 
     async def __call__(self, request: ListRequest) -> ConversationPage:

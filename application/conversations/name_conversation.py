@@ -2,7 +2,7 @@
 
 It runs off the request path, after the turn is saved (`application.chat_turn.after_turn`). The
 store writes the title only while the conversation has none and none was set by hand
-(`MessageStore.save_auto_title`), so a rename that comes first wins for good. The title is
+(`ConversationWriter.save_auto_title`), so a rename that comes first wins for good. The title is
 written by the agent's own model (`AgentConfig.model`; `AgentConfig.upkeep_model` says why not
 its memory model).
 """
@@ -18,8 +18,8 @@ from domain.errors import DomainError
 from domain.memory.window import Exchange
 
 if TYPE_CHECKING:
+    from application.ports.conversation_writer import ConversationWriter
     from application.ports.conversation_writers import Titler
-    from application.ports.message_store import MessageStore
     from application.ports.profile_work import OnProfile
     from application.ports.runtime import Clock
     from domain.agents.config import AgentConfig
@@ -50,7 +50,7 @@ def clean_title(raw: str) -> str:
 
 
 class NameConversation:
-    def __init__(self, titler: OnProfile[Titler], store: MessageStore, clock: Clock) -> None:
+    def __init__(self, titler: OnProfile[Titler], store: ConversationWriter, clock: Clock) -> None:
         self._titler = titler
         self._store = store
         self._clock = clock

@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from application.conversations.visibility import visible_message
 from application.errors import Conflict, InvalidInput, NotFound
+from application.ports.message_annotations import MessageAnnotations
+from application.ports.message_reader import MessageReader
 from domain.conversations.conversation import MessageStatus
 from domain.errors import DomainError
 
 if TYPE_CHECKING:
-    from application.ports.message_store import MessageStore
     from domain.accounts.viewers import Viewer
     from domain.conversations.conversation import Message, Rating
     from domain.ids import MessageId
 
 
+class _Store(MessageReader, MessageAnnotations, Protocol):
+    """The record the message is read from and its rating saved to."""
+
+
 class RateMessage:
-    def __init__(self, store: MessageStore) -> None:
+    def __init__(self, store: _Store) -> None:
         self._store = store
 
     async def __call__(self, message_id: MessageId, viewer: Viewer, rating: Rating | None, note: str) -> Message:

@@ -5,16 +5,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from application.conversations.visibility import visible_conversation
-from application.ports.message_store import ConversationListing
+from application.ports.conversation_reader import ConversationListing
 
 if TYPE_CHECKING:
-    from application.ports.message_store import MessageStore
+    from application.ports.conversation_reader import ConversationReader
     from domain.accounts.viewers import Viewer
     from domain.ids import ConversationId
 
 
 class ReadConversation:
-    def __init__(self, store: MessageStore) -> None:
+    def __init__(self, store: ConversationReader) -> None:
         self._store = store
 
     async def __call__(self, conversation_id: ConversationId, viewer: Viewer) -> ConversationListing:

@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from application.conversations.visibility import visible_conversation, visible_message
 from application.errors import InvalidInput
+from application.ports.conversation_reader import ConversationReader
+from application.ports.message_reader import MessageReader
 
 if TYPE_CHECKING:
-    from application.ports.message_store import MessageStore
     from domain.accounts.viewers import Viewer
     from domain.conversations.conversation import Conversation, Message, MessageAgentThought
     from domain.ids import ConversationId, MessageId
+
+class _Store(MessageReader, ConversationReader, Protocol):
+    """The record a conversation's messages and a message's steps are read from."""
+
 
 MAX_PAGE = 100
 
 
 class ReadHistory:
-    def __init__(self, store: MessageStore) -> None:
+    def __init__(self, store: _Store) -> None:
         self._store = store
 
     async def messages(

@@ -7,14 +7,14 @@ from typing import TYPE_CHECKING
 from application.conversations.visibility import visible_message
 
 if TYPE_CHECKING:
-    from application.ports.message_store import MessageStore
+    from application.ports.message_reader import MessageReader
     from domain.accounts.viewers import Viewer
     from domain.conversations.conversation import Message
     from domain.ids import MessageId
 
 
 class ReadMessage:
-    def __init__(self, store: MessageStore) -> None:
+    def __init__(self, store: MessageReader) -> None:
         self._store = store
 
     async def __call__(self, message_id: MessageId, viewer: Viewer) -> Message:

@@ -9,10 +9,12 @@ model of the config the message ran (`AgentConfig.model`).
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from application.conversations.visibility import visible_message
 from application.errors import Conflict
+from application.ports.message_annotations import MessageAnnotations
+from application.ports.message_reader import MessageReader
 from domain.conversations.conversation import MAX_FOLLOW_UPS
 from domain.memory.window import Exchange
 from domain.text import text_problem
@@ -22,12 +24,15 @@ if TYPE_CHECKING:
 
     from application.ports.conversation_writers import FollowUpWriter
     from application.ports.message_configs import MessageConfigs
-    from application.ports.message_store import MessageStore
     from application.ports.profile_work import OnProfile
     from domain.accounts.viewers import Viewer
     from domain.agents.config import AgentConfig
     from domain.conversations.conversation import Message
     from domain.ids import MessageId
+
+class _Store(MessageReader, MessageAnnotations, Protocol):
+    """The record the message is read from and its follow-up questions saved to."""
+
 
 MAX_QUESTION_CHARS = 200
 # A list marker a model may put before each question: "1.", "2)", "-", "*", "•".
@@ -49,7 +54,7 @@ def clean_follow_ups(raw: Sequence[str]) -> tuple[str, ...]:
 
 
 class SuggestFollowUps:
-    def __init__(self, writer: OnProfile[FollowUpWriter], store: MessageStore, configs: MessageConfigs) -> None:
+    def __init__(self, writer: OnProfile[FollowUpWriter], store: _Store, configs: MessageConfigs) -> None:
         self._writer = writer
         self._store = store
         self._configs = configs

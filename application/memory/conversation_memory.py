@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from application.errors import InvalidInput, NotFound
+from application.ports.conversation_reader import ConversationReader
+from application.ports.conversation_writer import ConversationWriter
+from application.ports.message_reader import MessageReader
 from domain.errors import DomainError
 from domain.ids import ConversationId, MessageId, OwnerId
 from domain.memory.entities import MAX_ENTITY_VALUE, Entity, EntitySheet, entity_type
@@ -18,10 +21,13 @@ from domain.memory.window import MemoryPolicy
 
 if TYPE_CHECKING:
     from application.ports.memory_store import EntityMemory, MemoryStore, UpkeepLedger
-    from application.ports.message_store import MessageStore
     from application.ports.runtime import Clock
     from domain.conversations.conversation import Conversation
     from domain.memory.archive import ArchiveEntry
+
+
+class _Store(ConversationReader, MessageReader, ConversationWriter, Protocol):
+    """The record the window is read from and the rolling summary saved to."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +42,7 @@ class MemoryView:
 class ConversationMemory:
     def __init__(
         self,
-        store: MessageStore,
+        store: _Store,
         memory: MemoryStore,
         entities: EntityMemory,
         ledger: UpkeepLedger,

@@ -12,9 +12,11 @@ runs on the agent's memory model (`AgentConfig.upkeep_model`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
+from application.ports.conversation_writer import ConversationWriter
 from application.ports.memory_models import DigestRequest
+from application.ports.message_reader import MessageReader
 from domain.errors import DomainError
 from domain.memory.summary import UpkeepState, pending_for_summary
 from domain.memory.window import Exchange, MemoryPolicy
@@ -25,17 +27,20 @@ if TYPE_CHECKING:
     from application.memory.extract_entities import ExtractEntities
     from application.ports.memory_models import MemoryDigester
     from application.ports.memory_store import UpkeepLedger
-    from application.ports.message_store import MessageStore
     from application.ports.profile_work import OnProfile
     from application.ports.runtime import Clock
     from domain.agents.config import AgentConfig
     from domain.conversations.conversation import Conversation, Message
 
 
+class _Store(MessageReader, ConversationWriter, Protocol):
+    """The record the turns to digest are read from and the rolling summary saved to."""
+
+
 class DigestTurns:
     def __init__(
         self,
-        store: MessageStore,
+        store: _Store,
         ledger: UpkeepLedger,
         digester: OnProfile[MemoryDigester],
         entities: ExtractEntities,

@@ -13,15 +13,15 @@ from typing import TYPE_CHECKING
 from domain.memory.user_facts import RecallScope
 
 if TYPE_CHECKING:
+    from application.ports.conversation_reader import ConversationReader
     from application.ports.embedder import Embedder
     from application.ports.memory_record import RecallIndex
-    from application.ports.message_store import MessageStore
     from domain.agents.config import AgentConfig
     from domain.conversations.conversation import Message
 
 
 class IndexMemory:
-    def __init__(self, store: MessageStore, index: RecallIndex, embedder: Embedder) -> None:
+    def __init__(self, store: ConversationReader, index: RecallIndex, embedder: Embedder) -> None:
         self._store = store
         self._index = index
         self._embedder = embedder

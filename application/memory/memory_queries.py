@@ -9,16 +9,21 @@ else's conversation is "not found", exactly like one that does not exist.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from application.errors import InvalidInput, NotFound
+from application.ports.conversation_reader import ConversationReader
+from application.ports.message_reader import MessageReader
 from domain.knowledge.datasets import cosine
 
 if TYPE_CHECKING:
     from application.ports.embedder import Embedder
-    from application.ports.message_store import MessageStore
     from domain.conversations.conversation import Conversation, Message
     from domain.ids import ConversationId, OwnerId
+
+class _Store(ConversationReader, MessageReader, Protocol):
+    """The record the conversation and its recent turns are read from."""
+
 
 MAX_QUERY = 2000
 MAX_TOP_K = 50
@@ -38,7 +43,7 @@ class MemoryHit:
 
 class MemoryQueries:
     def __init__(
-        self, store: MessageStore, embedder: Embedder, window_turns: int = 10, searched_turns: int = 1000
+        self, store: _Store, embedder: Embedder, window_turns: int = 10, searched_turns: int = 1000
     ) -> None:
         self._store = store
         self._embedder = embedder

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from collections.abc import Collection
 
     from application.ports.memory_store import MemoryStore
-    from application.ports.message_store import MessageStore
+    from application.ports.message_reader import MessageReader
     from application.ports.runtime import Tokenizer
     from domain.agents.config import AgentConfig
     from domain.conversations.conversation import Conversation, Message
@@ -34,7 +34,7 @@ class ShortTermMemory:
     """The short-term tier: served from the memory store, rebuilt from the record on a miss."""
 
     def __init__(
-        self, store: MessageStore, memory: MemoryStore, tokenizer: Tokenizer, policy: MemoryPolicy | None = None
+        self, store: MessageReader, memory: MemoryStore, tokenizer: Tokenizer, policy: MemoryPolicy | None = None
     ) -> None:
         self._store = store
         self._memory = memory

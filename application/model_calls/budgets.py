@@ -44,7 +44,7 @@ from domain.billing.money import usd
 if TYPE_CHECKING:
     from application.model_calls.cost_estimate import CostEstimate
     from application.ports.budget_reservations import BudgetReservations
-    from application.ports.metrics import Metrics
+    from application.ports.limit_metrics import LimitMetrics
     from application.ports.model_call_ledger import ModelCallLedger
     from application.ports.runtime import Clock
     from domain.agents.config import AgentConfig
@@ -83,7 +83,7 @@ class _Limit:
 
 class CheckBudgets:
     def __init__(
-        self, ledger: ModelCallLedger, clock: Clock, metrics: Metrics, policy: BudgetPolicy,
+        self, ledger: ModelCallLedger, clock: Clock, metrics: LimitMetrics, policy: BudgetPolicy,
         reservations: BudgetReservations | None = None, estimate: CostEstimate | None = None,
     ) -> None:
         self._ledger = ledger

@@ -14,7 +14,7 @@ from application.conversations.visibility import visible_conversation
 from domain.billing.model_calls import CHAT, PurposeUsage
 
 if TYPE_CHECKING:
-    from application.ports.message_store import MessageStore
+    from application.ports.conversation_reader import ConversationReader
     from application.ports.model_call_ledger import ModelCallLedger
     from domain.accounts.viewers import Viewer
     from domain.ids import ConversationId
@@ -40,7 +40,7 @@ class ConversationUsage:
 
 
 class ReadConversationUsage:
-    def __init__(self, store: MessageStore, ledger: ModelCallLedger) -> None:
+    def __init__(self, store: ConversationReader, ledger: ModelCallLedger) -> None:
         self._store = store
         self._ledger = ledger
 

@@ -11,8 +11,8 @@ from application.errors import EventStoreUnavailable, NotFound
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Sequence
 
+    from application.ports.conversation_reader import ConversationReader
     from application.ports.event_log import EventLog, LoggedEvent
-    from application.ports.message_store import MessageStore
     from application.ports.runtime import Clock
     from application.ports.task_control import TaskControl, TaskInfo
     from application.ports.task_presence import TaskPresence
@@ -29,7 +29,7 @@ class FollowTimes:
 
 class FollowTask:
     def __init__(
-        self, find: FindTask, tasks: TaskControl, events: EventLog, presence: TaskPresence, store: MessageStore,
+        self, find: FindTask, tasks: TaskControl, events: EventLog, presence: TaskPresence, store: ConversationReader,
         clock: Clock, times: FollowTimes,
     ) -> None:
         self._find = find

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from application.errors import NotFound
 
 if TYPE_CHECKING:
-    from application.ports.message_store import MessageStore
+    from application.ports.message_reader import MessageReader
     from application.tasks.stop_task import StopTask
     from domain.accounts.viewers import Viewer
     from domain.conversations.conversation import MessageStatus
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 
 class StopMessage:
-    def __init__(self, store: MessageStore, stop: StopTask) -> None:
+    def __init__(self, store: MessageReader, stop: StopTask) -> None:
         self._store = store
         self._stop = stop
 

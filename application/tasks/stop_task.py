@@ -22,7 +22,7 @@ from application.settle import settled
 from domain.conversations.conversation import MessageStatus
 
 if TYPE_CHECKING:
-    from application.ports.message_store import MessageStore
+    from application.ports.message_reader import MessageReader
     from application.ports.task_control import TaskControl, TaskInfo
     from application.tasks.find_task import FindTask
     from domain.accounts.viewers import Viewer
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 
 class StopTask:
-    def __init__(self, find: FindTask, tasks: TaskControl, store: MessageStore, settle: float = 5.0) -> None:
+    def __init__(self, find: FindTask, tasks: TaskControl, store: MessageReader, settle: float = 5.0) -> None:
         self._find = find
         self._tasks = tasks
         self._store = store

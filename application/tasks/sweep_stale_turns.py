@@ -26,9 +26,9 @@ from domain.ids import ThoughtId
 
 if TYPE_CHECKING:
     from application.ports.event_log import EventLog
-    from application.ports.message_store import MessageStore
     from application.ports.runtime import Clock, IdGenerator, TaskSpawner
     from application.ports.task_presence import TaskPresence
+    from application.ports.turn_record import TurnRecord
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +45,7 @@ class SweepTimes:
 class SweepStaleTurns:
     def __init__(
         self,
-        store: MessageStore,
+        store: TurnRecord,
         presence: TaskPresence,
         spawner: TaskSpawner,
         events: EventLog,

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from application.ports.metrics import Metrics, ModelOutcome, ModelPurpose
+from application.ports.metrics import Metrics
 
 if TYPE_CHECKING:
+    from application.ports.model_metrics import ModelOutcome, ModelPurpose
     from domain.conversations.messages import Usage
 
 

@@ -26,7 +26,7 @@ from application.errors import ModelNotReached
 from application.ports.chat_model import ChatModel, ModelChunk
 from application.ports.chat_models import ChatModels, ModelProfile
 from application.ports.embedder import Embedder
-from application.ports.metrics import Metrics, ModelOutcome, ModelPurpose
+from application.ports.model_metrics import ModelMetrics, ModelOutcome, ModelPurpose
 from domain.conversations.messages import Usage
 from infrastructure.models.provider_config import FREE, TokenPrice
 
@@ -44,7 +44,7 @@ NOTHING = Usage()  # what a call that never reached a model spent
 
 class MeteredChatModel(ChatModel):
     def __init__(
-        self, model: ChatModel, metrics: Metrics, purpose: ModelPurpose, profile: str, tokenizer: Tokenizer,
+        self, model: ChatModel, metrics: ModelMetrics, purpose: ModelPurpose, profile: str, tokenizer: Tokenizer,
         *, recorder: RecordModelCalls | None = None, price: TokenPrice = FREE,
     ) -> None:
         self._model = model
@@ -99,11 +99,14 @@ class MeteredChatModel(ChatModel):
 
 
 class MeteredChatModels(ChatModels):
-    """The profiles' models for turns: each call counts under `chat` and its profile's name."""
+    """The profiles' models for turns (or for `purpose`: a workflow's): each call counts under the
+    purpose and its profile's name."""
 
     def __init__(
-        self, models: ChatModels, metrics: Metrics, tokenizer: Tokenizer, recorder: RecordModelCalls | None = None
+        self, models: ChatModels, metrics: ModelMetrics, tokenizer: Tokenizer, recorder: RecordModelCalls | None = None,
+        purpose: ModelPurpose = ModelPurpose.CHAT,
     ) -> None:
+        self._purpose = purpose
         self._models = models
         self._metrics = metrics
         self._tokenizer = tokenizer
@@ -119,7 +122,7 @@ class MeteredChatModels(ChatModels):
         if model is None:
             return None
         return MeteredChatModel(
-            model, self._metrics, ModelPurpose.CHAT, name, self._tokenizer, recorder=self._recorder,
+            model, self._metrics, self._purpose, name, self._tokenizer, recorder=self._recorder,
             price=self._price_of(name),
         )
 
@@ -133,7 +136,7 @@ class MeteredEmbedder(Embedder):
     """An embedding model's calls, under `embeddings` and `profile` (the embeddings backend)."""
 
     def __init__(
-        self, embedder: Embedder, metrics: Metrics, profile: str, *, recorder: RecordModelCalls | None = None,
+        self, embedder: Embedder, metrics: ModelMetrics, profile: str, *, recorder: RecordModelCalls | None = None,
         tokenizer: Tokenizer | None = None, price: TokenPrice = FREE,
     ) -> None:
         self._embedder = embedder

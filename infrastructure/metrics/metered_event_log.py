@@ -11,7 +11,7 @@ from application.ports.event_log import EventLog, LoggedEvent
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Sequence
 
-    from application.ports.metrics import Metrics
+    from application.ports.store_metrics import StoreMetrics
     from domain.conversations.thoughts import AgentThought
     from domain.ids import TaskId
 
@@ -21,7 +21,7 @@ class MeteredEventLog(EventLog):
     failure is exactly what the histogram is for. One queued with `append_soon` is observed when
     it is stored."""
 
-    def __init__(self, log: EventLog, metrics: Metrics) -> None:
+    def __init__(self, log: EventLog, metrics: StoreMetrics) -> None:
         self._log = log
         self._metrics = metrics
 

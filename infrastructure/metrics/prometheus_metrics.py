@@ -25,9 +25,10 @@ from prometheus_client import (
     multiprocess,
 )
 
-from application.ports.metrics import Metrics, MetricsPage, ModelOutcome, ModelPurpose
+from application.ports.metrics import Metrics, MetricsPage
 
 if TYPE_CHECKING:
+    from application.ports.model_metrics import ModelOutcome, ModelPurpose
     from domain.conversations.messages import Usage
 
 MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"

@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING
 
 from application.ports.chat_models import ChatModels, ModelProfile
 from infrastructure.models.model_profiles import DEFAULT
-from infrastructure.models.provider_models import agentscope_chat_model, openai_chat_model
-from infrastructure.models.scripted_model import ScriptedChatModel
+from infrastructure.models.provider_recipes import provider_recipe
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -54,8 +53,4 @@ class ChatModelRegistry(ChatModels):
         self._models = {DEFAULT: self._models[DEFAULT]}
 
     def _build(self, spec: ProfileSpec) -> ChatModel:
-        if spec.provider == "openai":
-            return openai_chat_model(spec.config)
-        if spec.provider == "agentscope":
-            return agentscope_chat_model(spec.config, spec.agentscope_class, spec.agentscope_kwargs)
-        return ScriptedChatModel(self._tokenizer, chunk_delay=spec.scripted_chunk_delay)
+        return provider_recipe(spec.provider).build(spec, self._tokenizer)

@@ -27,16 +27,15 @@ from typing import TYPE_CHECKING, Any
 
 from application.errors import ModelError
 from application.ports.chat_models import ModelProfile
-from infrastructure.models import scripted_model
 from infrastructure.models.capabilities import capabilities_for
 from infrastructure.models.price_table import with_built_in
 from infrastructure.models.provider_config import FREE, ProviderConfig, TokenPrice, listed_price, provider_config
+from infrastructure.models.provider_recipes import ProviderRecipe, provider_recipe
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
 DEFAULT = "default"
-PROVIDERS = ("openai", "agentscope", "scripted")
 NAME_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 SETTING = "MEMAGENT_MODELS"
 
@@ -88,8 +87,9 @@ def default_spec(llm: Mapping[str, Any]) -> ProfileSpec:
     """The `default` profile, from the plain `llm` settings the container holds (the key unwrapped);
     its config is the one `provider_config` gives the container's own chat model."""
     provider = str(llm["provider"])
-    config = _scripted(provider, provider_config(llm))
-    priced = provider == "scripted" or listed_price(config.model, with_built_in(llm.get("prices") or {})) is not None
+    recipe = _recipe(DEFAULT, provider)
+    config = _model_config(recipe, provider_config(llm))
+    priced = recipe.offline or listed_price(config.model, with_built_in(llm.get("prices") or {})) is not None
     return _spec(DEFAULT, provider, config, priced, llm, llm)
 
 
@@ -98,6 +98,7 @@ def profile_spec(
 ) -> ProfileSpec:
     """One entry of MEMAGENT_MODELS (as the settings dump it), reading its key."""
     name, provider = str(entry["name"]), str(entry["provider"])
+    recipe = _recipe(name, provider)
     try:
         api_key = read_key(entry.get("api_key_env"), entry.get("api_key_file"), environ)
     except ModelError as unreadable:
@@ -116,8 +117,8 @@ def profile_spec(
         capabilities=capabilities_for(model, entry.get("capabilities") or {}),
         price=price or FREE,
     )
-    priced = provider == "scripted" or price is not None
-    return _spec(name, provider, _scripted(provider, config), priced, entry, llm)
+    priced = recipe.offline or price is not None
+    return _spec(name, provider, _model_config(recipe, config), priced, entry, llm)
 
 
 def profile_specs(
@@ -148,8 +149,6 @@ def name_problem(name: str, taken: Sequence[str]) -> str | None:
 def _spec(
     name: str, provider: str, config: ProviderConfig, priced: bool, entry: Mapping[str, Any], llm: Mapping[str, Any]
 ) -> ProfileSpec:
-    if provider not in PROVIDERS:
-        raise ModelError(f"{SETTING}: profile {name!r}: provider must be one of {', '.join(PROVIDERS)}")
     return ProfileSpec(
         name, provider, config, priced,
         agentscope_class=str(entry.get("agentscope_class") or "OpenAIChatModel"),
@@ -158,11 +157,16 @@ def _spec(
     )
 
 
-def _scripted(provider: str, config: ProviderConfig) -> ProviderConfig:
-    """The scripted model is what it is, whatever the profile says its model is."""
-    if provider != "scripted":
-        return config
-    return ProviderConfig(model=scripted_model.NAME, capabilities=scripted_model.CAPABILITIES)
+def _recipe(name: str, provider: str) -> ProviderRecipe:
+    try:
+        return provider_recipe(provider)
+    except ModelError as unknown:
+        raise ModelError(f"{SETTING}: profile {name!r}: {unknown.message}") from None
+
+
+def _model_config(recipe: ProviderRecipe, config: ProviderConfig) -> ProviderConfig:
+    """The profile's model config, as its provider makes it (the scripted model is what it is)."""
+    return recipe.config(config) if recipe.config is not None else config
 
 
 def _price(

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import httpx2
 
 from application.ports.readiness import FAILING, OK, REJECTED, TIMEOUT, UNCHECKED, UNREACHABLE, ReadinessProbe
+from infrastructure.models.provider_recipes import provider_recipe
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-# What the openai SDK uses when no base URL is given (interfaces/settings/settings.py leaves it to the SDK).
+# What the openai SDK uses when no base URL is given (interfaces/settings/llm.py leaves it to the SDK).
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 PROBE_TIMEOUT = 5.0  # seconds; /readyz bounds every probe by about as much again
 
@@ -82,6 +83,7 @@ def model_probes(specs: Sequence[ProfileSpec]) -> list[ReadinessProbe]:
 
 
 def _probe(spec: ProfileSpec) -> ReadinessProbe:
-    if spec.provider == "openai":
-        return OpenAIModelProbe(spec.name, spec.config)
-    return FixedProbe(f"model:{spec.name}", OK if spec.provider == "scripted" else UNCHECKED)
+    recipe = provider_recipe(spec.provider)
+    if recipe.probe is not None:
+        return recipe.probe(spec)
+    return FixedProbe(f"model:{spec.name}", OK if recipe.offline else UNCHECKED)

@@ -19,6 +19,7 @@ from application.errors import ModelError
 from application.ports.profile_work import OnProfile
 from infrastructure.metrics.metered_chat_model import MeteredChatModel
 from infrastructure.models.provider_config import TokenPrice
+from infrastructure.models.provider_recipes import provider_recipe
 from infrastructure.tracing.traced_chat_model import TracedChatModel
 
 if TYPE_CHECKING:
@@ -27,12 +28,11 @@ if TYPE_CHECKING:
     from application.model_calls.record_model_calls import RecordModelCalls
     from application.ports.chat_model import ChatModel
     from application.ports.chat_models import ChatModels, ModelProfile
-    from application.ports.metrics import Metrics, ModelPurpose
+    from application.ports.model_metrics import ModelMetrics, ModelPurpose
     from application.ports.runtime import Tokenizer
     from application.ports.tracing import Tracer
 
 T = TypeVar("T")
-OFFLINE = "scripted"  # the provider whose work needs no model call
 
 
 class OnProfiles(OnProfile[T]):
@@ -42,7 +42,7 @@ class OnProfiles(OnProfile[T]):
         purpose: ModelPurpose,
         offline: T,
         llm: Callable[[ChatModel], T],
-        metrics: Metrics,
+        metrics: ModelMetrics,
         tracer: Tracer,
         tokenizer: Tokenizer,
         recorder: RecordModelCalls | None = None,
@@ -66,7 +66,7 @@ class OnProfiles(OnProfile[T]):
         model = self._models.get(profile) if known is not None else None
         if known is None or model is None:
             raise ModelError(f"The model profile {profile!r} is not configured on this server.")
-        if known.provider == OFFLINE:
+        if provider_recipe(known.provider).offline:
             return self._offline
         metered = MeteredChatModel(
             model, self._metrics, self._purpose, profile, self._tokenizer, recorder=self._recorder,

@@ -14,7 +14,7 @@ from infrastructure.persistence.turn_statements import CONVERSATIONS, MESSAGES
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from application.ports.message_store import ConversationFilter
+    from application.ports.conversation_reader import ConversationFilter
     from domain.ids import ConversationId
 
 _LIVE = CONVERSATIONS.c.deleted_at.is_(None)

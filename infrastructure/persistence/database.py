@@ -24,6 +24,8 @@ from infrastructure.persistence import (  # noqa: F401 - register their tables o
     knowledge_rows,
     memory_rows,
     model_call_rows,
+    workflow_rows,
+    workflow_run_rows,
 )
 from infrastructure.persistence.closed_connections import PING_AFTER_IDLE_S, replace_closed_connections
 from infrastructure.persistence.errors import (
@@ -44,7 +46,7 @@ if TYPE_CHECKING:
 
     from sqlalchemy.engine import URL, Connection
 
-    from application.ports.metrics import Metrics
+    from application.ports.store_metrics import StoreMetrics
 
 
 class Database:
@@ -62,7 +64,7 @@ class Database:
         connect_timeout: float = 10.0,
         pool_size: int = 20,
         max_overflow: int = 20,
-        metrics: Metrics | None = None,
+        metrics: StoreMetrics | None = None,
         ping_after_idle: float = PING_AFTER_IDLE_S,
     ) -> None:
         """`metrics` counts each transaction the database failed (`store_error("database")`);

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 from sqlalchemy import Executable, Select, select
 
 from application.errors import Conflict, NotFound
-from application.ports.message_store import ConversationListing, MessageStore
+from application.ports.conversation_reader import ConversationListing
+from application.ports.message_store import MessageStore
 from application.ports.task_messages import TaskMessages
 from domain.conversations.conversation import Conversation, Message, MessageAgentThought, MessageStatus
 from domain.ids import ConversationId
@@ -60,7 +61,7 @@ if TYPE_CHECKING:
 
     from sqlalchemy.ext.asyncio import AsyncConnection
 
-    from application.ports.message_store import ConversationFilter
+    from application.ports.conversation_reader import ConversationFilter
     from domain.billing.model_calls import ModelCall
     from domain.ids import AppId, EndUserId, MessageId, OwnerId, TaskId
     from infrastructure.persistence.database import Database

@@ -18,7 +18,7 @@ from application.errors import ModelNotReached
 from application.ports.chat_model import ChatModel, ModelChunk
 from application.ports.chat_models import ChatModels, ModelProfile
 from application.ports.embedder import Embedder
-from application.ports.metrics import ModelPurpose
+from application.ports.model_metrics import ModelPurpose
 from application.ports.tracing import SpanName
 from domain.conversations.messages import Usage
 
@@ -85,9 +85,13 @@ def _spent(span: Span, usage: Usage, finish_reason: str) -> None:
 
 
 class TracedChatModels(ChatModels):
-    """The profiles' models for turns: each call is a `chat` span under its profile's name."""
+    """The profiles' models for turns (or for `purpose`: a workflow's): each call is a span of the
+    purpose under its profile's name."""
 
-    def __init__(self, models: ChatModels, tracer: Tracer, tokenizer: Tokenizer) -> None:
+    def __init__(
+        self, models: ChatModels, tracer: Tracer, tokenizer: Tokenizer, purpose: ModelPurpose = ModelPurpose.CHAT,
+    ) -> None:
+        self._purpose = purpose
         self._models = models
         self._tracer = tracer
         self._tokenizer = tokenizer
@@ -99,7 +103,7 @@ class TracedChatModels(ChatModels):
         model = self._models.get(name)
         if model is None:
             return None
-        return TracedChatModel(model, self._tracer, ModelPurpose.CHAT, name, self._tokenizer)
+        return TracedChatModel(model, self._tracer, self._purpose, name, self._tokenizer)
 
 
 class TracedEmbedder(Embedder):

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from application.errors import ApplicationError, NotFound
 from domain.agents.config_codec import config_to_dict
 from domain.ids import AppId, OwnerId
+from interfaces.cli.exported_files import read_exported
 
 if TYPE_CHECKING:
     import argparse
@@ -53,7 +54,7 @@ def run_agents_command(args: argparse.Namespace, on_database: RunOnDatabase) -> 
                         "config": config_to_dict(agent.draft.config)}
             print(json.dumps(exported, ensure_ascii=False, indent=2))
         else:
-            print(on_database(lambda c: _import(c, owner, _read(args.file), args.publish)))
+            print(on_database(lambda c: _import(c, owner, read_exported(args.file, "agent"), args.publish)))
     except ApplicationError as failure:
         print(f"memagent: agents {args.agents_command}: {failure.message}", file=sys.stderr)
         return 1
@@ -61,17 +62,6 @@ def run_agents_command(args: argparse.Namespace, on_database: RunOnDatabase) -> 
         print(f"memagent: agents import: {args.file}: {unreadable}", file=sys.stderr)
         return 1
     return 0
-
-
-def _read(path: str) -> dict[str, Any]:
-    with open(path, encoding="utf-8") as file:
-        try:
-            data = json.load(file)
-        except RecursionError:  # `[` 30,000 times: an unreadable file, not a crash with a traceback
-            raise ValueError("JSON nested too deep") from None
-    if not isinstance(data, dict) or not isinstance(data.get("name"), str):
-        raise ValueError("not an exported agent: a JSON object with at least a name")
-    return data
 
 
 async def _import(container: Container, owner: OwnerId, data: dict[str, Any], publish: bool) -> str:

@@ -1,5 +1,5 @@
-"""`memagent` command line: serve, migrate, mcp, keys (create, list, revoke), agents (list, export, import), chat,
-prune, worker."""
+"""`memagent` command line: serve, migrate, mcp, keys (create, list, revoke), agents and workflows (list,
+export, import), chat, prune, worker."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from interfaces.cli.chat.command import add_chat_command, run_chat
 from interfaces.cli.prune import add_prune_command, run_prune
 from interfaces.cli.serve_workers import WORKER_APP, shared_metrics_folder, workers_refusal
 from interfaces.cli.worker import add_worker_command, run_worker
+from interfaces.cli.workflows import add_workflows_commands, run_workflows_command
 from interfaces.lifecycle import start_backends, stop_backends
 from interfaces.log_setup import configure_job_logging, configure_logging
 from interfaces.settings.checks import settings_problem
@@ -67,6 +68,7 @@ def _parser() -> argparse.ArgumentParser:
     revoke = keys.add_parser("revoke", help="revoke a key by id; requests with it are refused at once")
     revoke.add_argument("id", help="the key's id, as `memagent keys list` shows it")
     add_agents_commands(commands)
+    add_workflows_commands(commands)
     add_chat_command(commands)
     add_prune_command(commands)
     add_worker_command(commands)
@@ -248,7 +250,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "chat":  # a client of a running server: none of the server's settings or logging
         return run_chat(args)
-    quiet = args.command in ("keys", "agents", "prune")  # its output is meant to be read, or parsed, by a person
+    # Their output is meant to be read, or parsed, by a person.
+    quiet = args.command in ("keys", "agents", "workflows", "prune")
     level = logging.WARNING if quiet else logging.INFO
     logging.basicConfig(level=level, format=TEXT_FORMAT)  # until the settings say the format and the secrets
     try:
@@ -269,6 +272,8 @@ def main(argv: list[str] | None = None) -> int:
         return _mcp(settings, args.owner)
     if args.command == "agents":
         return run_agents_command(args, lambda work: _with_database(settings, work))
+    if args.command == "workflows":
+        return run_workflows_command(args, lambda work: _with_database(settings, work))
     if args.command == "prune":
         return run_prune(args, settings)
     if args.command == "worker":

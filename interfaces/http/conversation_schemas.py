@@ -10,7 +10,7 @@ from domain.conversations.conversation import MAX_NOTE_CHARS, MAX_TITLE_CHARS
 from interfaces.http.schemas import USER_FIELD, EndUserText, Name, UnicodeText
 
 if TYPE_CHECKING:
-    from application.ports.message_store import ConversationListing
+    from application.ports.conversation_reader import ConversationListing
     from domain.conversations.conversation import Message
 
 PREVIEW_CHARS = 200

@@ -24,12 +24,14 @@ from application.errors import (
     InvalidInput,
     InvalidOutput,
     InvalidParameter,
+    InvalidWorkflow,
     MalformedRecord,
     MalformedRequest,
     MemoryUnavailable,
     ModelError,
     ModelNotFound,
     ModelNotReached,
+    NodeFailed,
     NotFound,
     NotPublished,
     PayloadTooLarge,
@@ -49,6 +51,8 @@ if TYPE_CHECKING:
 
     from fastapi import FastAPI, Request
 
+    from domain.workflows.problems import Problem
+
 log = logging.getLogger(__name__)
 
 # The status of each error class (looked up along the error's MRO, so the most specific class wins).
@@ -66,6 +70,8 @@ STATUS: dict[type[Exception], int] = {
     UnsupportedMediaType: 415,
     InvalidInput: 422,
     InvalidParameter: 422,
+    InvalidWorkflow: 422,  # with `problems`, each by its path
+    NodeFailed: 502,  # the work a workflow node handed on (code, a server, a template) failed
     DomainError: 422,
     RateLimited: 429,
     ModelError: 503,
@@ -90,12 +96,16 @@ HTTP_CODES = {
 
 def error_response(
     status: int, code: str, message: str, headers: dict[str, str] | None = None, *, path: str = "",
-    param: str | None = None,
+    param: str | None = None, problems: tuple[Problem, ...] = (),
 ) -> JSONResponse:
-    """The error answer; under `/v1` (OpenAI's API) in OpenAI's shape (interfaces/http/openai_errors.py)."""
+    """The error answer; under `/v1` (OpenAI's API) in OpenAI's shape (interfaces/http/openai_errors.py).
+    `problems`: each problem of an invalid value by its path (a workflow's graph), besides the message."""
     if is_openai_path(path):
         return openai_error_response(status, code, message, headers, param)
-    return JSONResponse({"code": code, "message": message}, status_code=status, headers=headers)
+    body: dict[str, Any] = {"code": code, "message": message}
+    if problems:
+        body["problems"] = [{"path": p.path, "message": p.message} for p in problems]
+    return JSONResponse(body, status_code=status, headers=headers)
 
 
 def status_of(error: ApplicationError | DomainError) -> int:
@@ -113,7 +123,8 @@ def policy_response(error: ApplicationError | DomainError, path: str = "") -> JS
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
     if isinstance(error, RateLimited):
         headers = {"Retry-After": str(error.retry_after)}
-    return error_response(status, code, message, headers, path=path, param=getattr(error, "param", None))
+    return error_response(status, code, message, headers, path=path, param=getattr(error, "param", None),
+                          problems=getattr(error, "problems", ()))
 
 
 def _validation_message(error: RequestValidationError) -> tuple[str, str]:

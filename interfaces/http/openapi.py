@@ -16,11 +16,19 @@ if TYPE_CHECKING:
     from fastapi import FastAPI
 
 
+class ProblemBody(BaseModel):
+    path: str = Field(description="Where in the JSON sent: `nodes[2].prompt`, `edges[0].target`.")
+    message: str
+
+
 class ErrorBody(BaseModel):
     """Every error answer: a stable machine-readable code and a sentence for people."""
 
     code: str = Field(description="e.g. unauthorized, not_found, invalid_request, payload_too_large")
     message: str
+    problems: list[ProblemBody] | None = Field(
+        None, description="422 `invalid_workflow` (and a run's invalid inputs): every problem, by its path."
+    )
 
 
 def _error(description: str) -> dict[str, Any]:

@@ -14,13 +14,13 @@ if TYPE_CHECKING:
 
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-    from application.ports.metrics import Metrics
+    from application.ports.load_metrics import LoadMetrics
 
 EVENT_STREAM = b"text/event-stream"
 
 
 class StreamGauge:
-    def __init__(self, app: ASGIApp, metrics: Callable[[], Metrics]) -> None:
+    def __init__(self, app: ASGIApp, metrics: Callable[[], LoadMetrics]) -> None:
         self._app = app
         self._metrics = metrics
 

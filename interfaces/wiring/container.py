@@ -77,9 +77,8 @@ from infrastructure.metrics.metered_event_log import MeteredEventLog
 from infrastructure.metrics.prometheus_metrics import PrometheusMetrics
 from infrastructure.models.chat_model_registry import ChatModelRegistry
 from infrastructure.models.model_profiles import profile_specs
-from infrastructure.models.provider_config import provider_config
-from infrastructure.models.provider_models import agentscope_chat_model, openai_chat_model, openai_embedder
-from infrastructure.models.scripted_model import ScriptedChatModel
+from infrastructure.models.provider_models import openai_embedder
+from infrastructure.models.provider_recipes import default_chat_model
 from infrastructure.persistence.database import Database
 from infrastructure.persistence.sqlalchemy_agent_store import SqlAlchemyAgentStore
 from infrastructure.persistence.sqlalchemy_api_key_store import SqlAlchemyApiKeyStore
@@ -103,6 +102,7 @@ from interfaces.wiring.memory_container import MemoryContainer
 from interfaces.wiring.model_calls_container import ModelCallsContainer
 from interfaces.wiring.readiness_probes import readiness_probes
 from interfaces.wiring.retention_container import RetentionContainer
+from interfaces.wiring.workflows_container import WorkflowsContainer
 from interfaces.wiring.writers_container import WritersContainer
 
 # The packages whose `Provide[...]` resolve from the container. Not wired when a container is built:
@@ -183,18 +183,10 @@ class Container(containers.DeclarativeContainer):
     )
     # What turns append goes through this one: each append is timed.
     turn_event_log = providers.Singleton(MeteredEventLog, log=event_log, metrics=metrics)
-    llm_config = providers.Singleton(provider_config, llm=config.llm)
-    chat_model = providers.Selector(
-        config.llm["provider"],  # `config.llm.provider` would name the option's own provider attribute
-        scripted=providers.Singleton(
-            ScriptedChatModel, tokenizer=tokenizer, chunk_delay=config.llm.scripted_chunk_delay
-        ),
-        openai=providers.Singleton(openai_chat_model, config=llm_config),
-        agentscope=providers.Singleton(
-            agentscope_chat_model, config=llm_config, class_name=config.llm.agentscope_class,
-            kwargs=config.llm.agentscope_kwargs,
-        ),
-    )
+    # The model profiles (`default` first, from MEMAGENT_LLM__*): MEMAGENT_MODELS' keys are read when the
+    # specs are built. Each profile's model is built by its provider's recipe (provider_recipes.py).
+    model_profiles = providers.Singleton(profile_specs, llm=config.llm, models=config.models)
+    chat_model = providers.Singleton(default_chat_model, specs=model_profiles, tokenizer=tokenizer)
     builtin_tool_registry = providers.Singleton(builtin_tools)
     # MCP servers: started and closed by the app's lifespan (and `memagent mcp`), never by the container.
     tool_servers = providers.Singleton(
@@ -217,8 +209,6 @@ class Container(containers.DeclarativeContainer):
     )
     knowledge_base = providers.Singleton(SqlAlchemyKnowledgeBase, database=database)
     retrieval = providers.Singleton(Retrieval, knowledge=knowledge_base, embedder=embedder)
-    # The model profiles (`default` is chat_model itself): MEMAGENT_MODELS' keys are read when the specs are built.
-    model_profiles = providers.Singleton(profile_specs, llm=config.llm, models=config.models)
     chat_models = providers.Singleton(ChatModelRegistry, default=chat_model, specs=model_profiles, tokenizer=tokenizer)
     # Budgets hold under concurrency by reservation (budgets.py): shared by the workers when their events are (Redis).
     budgets = providers.Singleton(
@@ -249,6 +239,13 @@ class Container(containers.DeclarativeContainer):
     agents = providers.Container(
         AgentsContainer, store=agent_store, models=chat_models, toolbox=toolbox, knowledge=knowledge_base,
         clock=clock, ids=ids, database=database, tool_catalog=toolbox,
+    )
+    # Workflows as data (docs/workflows.md): drafts, numbered versions, checked against the tools,
+    # datasets and model profiles they name.
+    workflows = providers.Container(
+        WorkflowsContainer, config=config, database=database, toolbox=toolbox, knowledge=knowledge_base,
+        models=chat_models, embedder=embedder, clock=clock, ids=ids, metrics=metrics, tracer=tracer,
+        tokenizer=tokenizer, recorder=model_calls.record,
     )
 
     turn_limits = providers.Singleton(

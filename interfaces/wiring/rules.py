@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from application.memory.upkeep_rule import EVERY_TURN
-from infrastructure.models.profile_work import OFFLINE
+from infrastructure.models.provider_recipes import provider_recipe
 
 if TYPE_CHECKING:
     from application.memory.upkeep_rule import UpkeepRule
@@ -16,7 +16,7 @@ def upkeep_rule_for(provider: str, lazy: UpkeepRule) -> UpkeepRule:
     """The offline model makes no model call, so its upkeep follows every turn and memory is never
     behind; a real model's upkeep waits for the lazy rule, which saves calls. It is the process's
     rule (by its `default` model's provider), whichever profile an agent's upkeep runs on."""
-    return EVERY_TURN if provider == OFFLINE else lazy
+    return EVERY_TURN if provider_recipe(provider).offline else lazy
 
 
 def recall_reads_tiers_at_once(database: Database) -> bool:

@@ -13,7 +13,7 @@ from application.chat_turn.after_turn import AfterTurn
 from application.chat_turn.queued_after_turn import QueuedAfterTurn
 from application.conversations.name_conversation import NameConversation
 from application.conversations.suggest_follow_ups import SuggestFollowUps
-from application.ports.metrics import ModelPurpose
+from application.ports.model_metrics import ModelPurpose
 from infrastructure.conversations.llm_writers import LLMFollowUpWriter, LLMTitler
 from infrastructure.conversations.offline_writers import FirstWordsTitler, TemplateFollowUpWriter
 from infrastructure.models.profile_work import OnProfiles

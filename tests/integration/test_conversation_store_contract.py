@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import text
 
 from application.errors import Conflict
-from application.ports.message_store import ConversationFilter, ListPosition
+from application.ports.conversation_reader import ConversationFilter, ListPosition
 from domain.accounts.viewers import Viewer
 from domain.conversations.conversation import Conversation, Message, MessageStatus, Rating, ReviewStage, TurnOutcome
 from domain.conversations.messages import Usage

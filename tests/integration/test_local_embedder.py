@@ -16,7 +16,8 @@ import pytest
 from application.errors import ModelError
 from infrastructure.embeddings.local_embedder import LocalEmbedder, local_embedder
 from interfaces.settings.checks import settings_problem
-from interfaces.settings.settings import EmbeddingsSettings, Settings
+from interfaces.settings.knowledge import EmbeddingsSettings
+from interfaces.settings.settings import Settings
 from tests.service import running_service
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from infrastructure.models.model_profiles import profile_specs
 from infrastructure.models.openai_chat_model import OpenAIChatModel
 from infrastructure.models.provider_config import ProviderConfig
 from infrastructure.models.scripted_model import ScriptedChatModel
-from interfaces.settings.settings import LLMSettings
+from interfaces.settings.llm import LLMSettings
 from tests.fakes import WordTokenizer
 from tests.llm_server import ScriptedLLMServer
 from tests.llm_server_scripts import text

@@ -48,7 +48,16 @@ OPERATION_RULES = f"""
 include-path = "/api/agents/{{agent_id}}/stats"
 include-method = "GET"
 checks.positive_data_acceptance.expected-statuses = {json.dumps([*POSITIVE_STATUSES, "422"])}
+""" + "".join(  # a workflow's graph: one start, no cycle, templates reading what ran before (docs/workflows.md)
+    f"""
+[[operations]]
+include-path = "{path}"
+include-method = "{method}"
+checks.positive_data_acceptance.expected-statuses = {json.dumps([*POSITIVE_STATUSES, "422"])}
 """
+    for method, path in (("POST", "/api/workflows"), ("PUT", "/api/workflows/{workflow_id}/draft"),
+                         ("POST", "/api/workflows/{workflow_id}/publish"))
+)
 # Which parameters draw real ids, and from which set of them (`RealIds`' keys).
 ID_PARAMETERS = {
     "path.agent_id": "agents", "body.agent_id": "agents", "path.conversation_id": "conversations",

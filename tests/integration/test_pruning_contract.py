@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import func, insert, select, update
 
 from application.memory.recorded_memory_store import RecordedMemoryStore
-from application.ports.message_store import ConversationFilter
+from application.ports.conversation_reader import ConversationFilter
 from application.retention.prune import Prune
 from domain.accounts.viewers import Viewer
 from domain.conversations.messages import Role, text_msg

@@ -19,7 +19,7 @@ from application.conversations import (
 )
 from application.conversations.list_conversations import decode_cursor, encode_cursor
 from application.errors import Conflict, Forbidden, InvalidInput, MalformedRequest, NotFound
-from application.ports.message_store import ListPosition
+from application.ports.conversation_reader import ListPosition
 from domain.accounts.viewers import Viewer
 from domain.conversations.conversation import MessageStatus, Rating
 from domain.ids import AppId, ConversationId, EndUserId, MessageId

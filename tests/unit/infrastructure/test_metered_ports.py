@@ -15,7 +15,7 @@ from application.chat_turn.agent_loop import prompt_snapshot
 from application.errors import ModelError, ModelNotReached
 from application.model_calls.record_model_calls import RecordModelCalls
 from application.ports.chat_model import ModelChunk
-from application.ports.metrics import ModelOutcome, ModelPurpose
+from application.ports.model_metrics import ModelOutcome, ModelPurpose
 from domain.billing.model_calls import ModelCall, PurposeUsage
 from domain.conversations.messages import Msg, Role, TextBlock, Usage
 from domain.conversations.thoughts import AgentThought, ThoughtEvent

@@ -17,7 +17,7 @@ from infrastructure.models.model_profiles import default_spec, profile_specs, re
 from infrastructure.models.openai_chat_model import OpenAIChatModel
 from infrastructure.models.provider_config import TokenPrice
 from infrastructure.models.scripted_model import ScriptedChatModel
-from interfaces.settings.settings import LLMSettings
+from interfaces.settings.llm import LLMSettings
 from tests.fakes import WordTokenizer
 
 KEY = "sk-profile-0123456789abcdef"

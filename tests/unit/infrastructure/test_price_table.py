@@ -14,7 +14,7 @@ import pytest
 from infrastructure.models.model_profiles import profile_specs
 from infrastructure.models.price_table import built_in_prices, read_price_file, with_built_in
 from infrastructure.models.provider_config import FREE, TokenPrice, price_for, provider_config
-from interfaces.settings.settings import LLMSettings, ModelProfileSettings
+from interfaces.settings.llm import LLMSettings, ModelProfileSettings
 
 PROVIDERS = {"openai", "deepseek", "qwen", "moonshot", "zhipu"}
 

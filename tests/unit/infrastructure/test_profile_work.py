@@ -10,7 +10,7 @@ import pytest
 from application.errors import ModelError
 from application.ports.chat_model import ModelChunk
 from application.ports.chat_models import ModelProfile
-from application.ports.metrics import ModelOutcome, ModelPurpose
+from application.ports.model_metrics import ModelOutcome, ModelPurpose
 from domain.ids import MessageId
 from domain.memory.summary import SummaryLimit
 from domain.memory.window import Exchange

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from application.ports.metrics import ModelOutcome, ModelPurpose
+from application.ports.model_metrics import ModelOutcome, ModelPurpose
 from domain.conversations.messages import Usage
 from infrastructure.metrics.prometheus_metrics import MULTIPROCESS_DIR, PrometheusMetrics
 from tests.service import ROOT

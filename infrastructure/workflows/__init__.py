@@ -1,0 +1,1 @@
+"""Adapters of workflow nodes: templates (Jinja2), the code sandbox and outbound HTTP."""

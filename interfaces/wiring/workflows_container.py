@@ -1,0 +1,127 @@
+"""The workflows, as a container of their own inside the main one (`Container.workflows`): workflows
+as data (drafts, versions), and their runs: the DAG scheduler with a worker per node type, the three
+sandboxes a workflow's own text runs in (templates, code, outbound HTTP), and the run record."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from dependency_injector import containers, providers
+
+from application.ports.code_sandbox import CodeLimits
+from application.ports.model_metrics import ModelPurpose
+from application.workflows.archive_workflow import ArchiveWorkflow
+from application.workflows.create_workflow import CreateWorkflow
+from application.workflows.get_workflow import GetWorkflow
+from application.workflows.get_workflow_version import GetWorkflowVersion
+from application.workflows.graph_check import GraphCheck
+from application.workflows.list_workflow_versions import ListWorkflowVersions
+from application.workflows.list_workflows import ListWorkflows
+from application.workflows.nodes.basic import EndWork, IfElseWork, TemplateWork
+from application.workflows.nodes.code import CodeWork
+from application.workflows.nodes.http_request import HttpRequestWork
+from application.workflows.nodes.iteration import IterationWork
+from application.workflows.nodes.llm import LlmWork
+from application.workflows.nodes.tool import DatasetSearch, ToolWork
+from application.workflows.publish_workflow import PublishWorkflow
+from application.workflows.run_workflow import RunWorkflow
+from application.workflows.save_workflow_draft import SaveWorkflowDraft
+from application.workflows.scheduler import Scheduler
+from domain.workflows.graph import NodeType
+from infrastructure.metrics.metered_chat_model import MeteredChatModels
+from infrastructure.persistence.sqlalchemy_workflow_run_store import SqlAlchemyWorkflowRunStore
+from infrastructure.persistence.sqlalchemy_workflow_store import SqlAlchemyWorkflowStore
+from infrastructure.tools.jsonschema_check import JsonSchemaCheck
+from infrastructure.tracing.traced_chat_model import TracedChatModels
+from infrastructure.workflows.guarded_http import GuardedHttp
+from infrastructure.workflows.jinja_templates import JinjaTemplates
+from infrastructure.workflows.subprocess_code_sandbox import SubprocessCodeSandbox
+
+if TYPE_CHECKING:
+    from application.model_calls.record_model_calls import RecordModelCalls
+    from application.ports.chat_models import ChatModels
+    from application.ports.embedder import Embedder
+    from application.ports.knowledge_base import KnowledgeBase
+    from application.ports.model_metrics import ModelMetrics
+    from application.ports.runtime import Clock, IdGenerator, Tokenizer
+    from application.ports.tools import ToolBox
+    from application.ports.tracing import Tracer
+    from infrastructure.persistence.database import Database
+
+
+def code_limits(workflows: dict[str, float]) -> CodeLimits:
+    return CodeLimits(
+        cpu_seconds=float(workflows["code_cpu_seconds"]), memory_bytes=int(workflows["code_memory_mb"]) * 2**20,
+        wall_seconds=float(workflows["code_wall_seconds"]), output_bytes=int(workflows["code_output_bytes"]),
+    )
+
+
+class WorkflowsContainer(containers.DeclarativeContainer):
+    config = providers.Configuration()
+    database: providers.Dependency[Database] = providers.Dependency()
+    toolbox: providers.Dependency[ToolBox] = providers.Dependency()
+    knowledge: providers.Dependency[KnowledgeBase] = providers.Dependency()
+    models: providers.Dependency[ChatModels] = providers.Dependency()
+    clock: providers.Dependency[Clock] = providers.Dependency()
+    ids: providers.Dependency[IdGenerator] = providers.Dependency()
+    embedder: providers.Dependency[Embedder] = providers.Dependency()
+    metrics: providers.Dependency[ModelMetrics] = providers.Dependency()
+    tracer: providers.Dependency[Tracer] = providers.Dependency()
+    tokenizer: providers.Dependency[Tokenizer] = providers.Dependency()
+    recorder: providers.Dependency[RecordModelCalls] = providers.Dependency()
+
+    store = providers.Singleton(SqlAlchemyWorkflowStore, database=database)
+    templates = providers.Singleton(
+        JinjaTemplates, max_output_chars=config.workflows.template_max_chars,
+        max_steps=config.workflows.template_max_steps,
+    )
+    check = providers.Singleton(GraphCheck, templates=templates, toolbox=toolbox, knowledge=knowledge, models=models)
+
+    create_workflow = providers.Singleton(CreateWorkflow, store=store, check=check, clock=clock, ids=ids)
+    list_workflows = providers.Singleton(ListWorkflows, store=store)
+    get_workflow = providers.Singleton(GetWorkflow, store=store)
+    save_draft = providers.Singleton(SaveWorkflowDraft, store=store, check=check, clock=clock)
+    publish_workflow = providers.Singleton(PublishWorkflow, store=store, check=check, clock=clock)
+    list_versions = providers.Singleton(ListWorkflowVersions, store=store)
+    get_version = providers.Singleton(GetWorkflowVersion, store=store)
+    archive_workflow = providers.Singleton(ArchiveWorkflow, store=store, clock=clock)
+
+    # Running: llm nodes' calls count in the metrics, the ledger (purpose `workflow`) and the traces.
+    models_for_runs = providers.Singleton(
+        TracedChatModels, tracer=tracer, tokenizer=tokenizer, purpose=ModelPurpose.WORKFLOW,
+        models=providers.Singleton(
+            MeteredChatModels, models=models, metrics=metrics, tokenizer=tokenizer, recorder=recorder,
+            purpose=ModelPurpose.WORKFLOW,
+        ),
+    )
+    outbound_http = providers.Singleton(
+        GuardedHttp, allow_private_networks=config.workflows.allow_private_networks,
+        max_body_bytes=config.workflows.http_max_body_bytes, max_timeout=config.workflows.http_max_timeout,
+    )
+    code_sandbox = providers.Singleton(SubprocessCodeSandbox, max_processes=config.workflows.code_max_processes)
+    work = providers.Dict({
+        NodeType.LLM: providers.Singleton(
+            LlmWork, models=models_for_runs, templates=templates, schemas=providers.Singleton(JsonSchemaCheck),
+            clock=clock, ids=ids,
+        ),
+        NodeType.TOOL: providers.Singleton(
+            ToolWork, tools=toolbox, templates=templates, ids=ids,
+            datasets=providers.Singleton(DatasetSearch, knowledge=knowledge, embedder=embedder),
+        ),
+        NodeType.TEMPLATE: providers.Singleton(TemplateWork, templates=templates),
+        NodeType.IF_ELSE: providers.Singleton(IfElseWork, templates=templates),
+        NodeType.END: providers.Singleton(EndWork, templates=templates),
+        NodeType.HTTP_REQUEST: providers.Singleton(HttpRequestWork, http=outbound_http, templates=templates),
+        NodeType.CODE: providers.Singleton(
+            CodeWork, sandbox=code_sandbox, templates=templates,
+            limits=providers.Singleton(code_limits, workflows=config.workflows),
+        ),
+        NodeType.ITERATION: providers.Singleton(
+            IterationWork, templates=templates, parallelism=config.workflows.iteration_parallelism
+        ),
+    })
+    runs = providers.Singleton(SqlAlchemyWorkflowRunStore, database=database)
+    run_workflow = providers.Singleton(
+        RunWorkflow, scheduler=providers.Singleton(Scheduler, work=work, clock=clock), runs=runs, clock=clock,
+        ids=ids, timeout=config.workflows.timeout, max_depth=config.workflows.max_depth,
+    )
