@@ -33,6 +33,7 @@ from interfaces.http import (
     tools,
     user_memory,
     web,
+    workflow_runs,
     workflows,
 )
 from interfaces.http.body_limit import BodyLimit, BodyLimits
@@ -98,7 +99,7 @@ def create_app(settings: Settings | None = None, container: Container | None = N
     container.wire(packages=list(WIRED_PACKAGES))  # the routes' `Provide[...]` resolve from this container
     for module in (chat, tasks, history, datasets, memory, health, agents, models, follow_ups, agent_keys,
                    agent_parameters, agent_stats, conversations, messages, user_memory, openai_api, web, metrics,
-                   tools, conversation_usage, responses_api, workflows):
+                   tools, conversation_usage, responses_api, workflows, workflow_runs):
         app.include_router(module.router)
     if a2a is not None:
         app.router.routes.extend(a2a.routes)

@@ -1,5 +1,5 @@
 """What a config refers to must exist for its owner: its tools, its datasets, its model profiles
-(`model`, and `memory.model` when it names one).
+(`model`, and `memory.model` when it names one), the workflow versions it pins.
 
 A draft may be saved while it still refers to something missing (it is work in progress); it
 cannot be published so.
@@ -9,17 +9,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from domain.workflows.workflow import WorkflowId
+
 if TYPE_CHECKING:
     from application.ports.chat_models import ChatModels
     from application.ports.knowledge_base import KnowledgeBase
     from application.ports.tools import ToolBox
+    from application.ports.workflow_store import WorkflowStore
     from domain.agents.config import AgentConfig
     from domain.ids import OwnerId
 
 
 class ConfigCheck:
-    def __init__(self, toolbox: ToolBox, knowledge: KnowledgeBase, models: ChatModels) -> None:
+    def __init__(
+        self, toolbox: ToolBox, knowledge: KnowledgeBase, models: ChatModels, workflows: WorkflowStore | None = None,
+    ) -> None:
         self._toolbox = toolbox
+        self._workflows = workflows
         self._knowledge = knowledge
         self._models = models
 
@@ -35,4 +41,14 @@ class ConfigCheck:
             if profile is not None and self._models.get(profile) is None:
                 known = ", ".join(p.name for p in self._models.profiles())
                 problems.append(f"{field}: no model profile named {profile!r} (known: {known})")
+        return problems + await self._workflows_missing(config, owner)
+
+    async def _workflows_missing(self, config: AgentConfig, owner: OwnerId) -> list[str]:
+        problems = []
+        for index, ref in enumerate(config.workflows):
+            found = None
+            if self._workflows is not None:
+                found = await self._workflows.version(WorkflowId(ref.id), owner, ref.version)
+            if found is None:
+                problems.append(f"workflows[{index}]: no version {ref.version} of a workflow {ref.id!r} of yours")
         return problems

@@ -91,6 +91,10 @@ class AgentLoop:
     def model(self) -> ChatModel:
         return self._model
 
+    async def load_tools(self) -> None:
+        """The tools the store holds (the agent's workflows), added before the first model call."""
+        await self._tools.load()
+
     async def run(
         self, messages: list[Msg], mode: AgentMode, max_rounds: int, stream_thoughts: bool = True,
         params: ModelParams | None = None, output: OutputCheck | None = None, review: KeywordReview | None = None,
@@ -123,6 +127,9 @@ class AgentLoop:
             if self.state.answer_id == reply.thought_id:  # its text went out, and is its thought after all
                 self.state.answer, self.state.answer_id = "", None
             results, choice = await self._round.run(reply, self.state.usage)
+            if self._tools.direct_answer is not None:  # a `return_direct` workflow answered: the loop ends
+                await self._answer_directly(self._tools.direct_answer)
+                return self.state
             messages = [*messages, *self._follow_up(reply, results, mode)]
         raise AssertionError("unreachable: the last round offers no tools")
 
@@ -213,6 +220,11 @@ class AgentLoop:
             reply.thought_id, ThoughtEvent.AGENT_MESSAGE, usage=reply.usage, latency=reply.latency,
             prompt=reply.prompt, answer=reply.text,
         )
+
+    async def _answer_directly(self, text: str) -> None:
+        """A workflow's outputs are the answer as they are: a step of no model call, under the output review."""
+        reply = StepReply(self._events.new_id(), text, [], Usage(), "", 0.0, 0, self._review.hit(text) is not None)
+        await (self._replace(reply) if reply.blocked else self._answer(reply))
 
     def _follow_up(self, reply: StepReply, results: list[ToolResult], mode: AgentMode) -> list[Msg]:
         if mode is AgentMode.REACT:

@@ -119,6 +119,7 @@ class RunChatTurn:
             return
         async with self._parts.preparing.held():  # released before the model request goes out
             messages = await self._prepare(turn, events, loop)
+        await loop.load_tools()
         mode = choose_mode(loop.model.capabilities, bool(loop.tools))
         output = self._parts.output_check(turn, loop.model)
         await loop.run(messages, mode, config.max_tool_rounds, config.stream_thoughts, config.model_params, output,

@@ -28,14 +28,16 @@ log = logging.getLogger(__name__)
 class ToolExecutor:
     def __init__(
         self, toolbox: Invokes, policy: RetryPolicy, timeout: float, metrics: TurnMetrics, offered: Collection[str],
-        tracer: Tracer = NO_TRACER,
+        tracer: Tracer = NO_TRACER, unbounded: Collection[str] = (),
     ) -> None:
+        """`unbounded`: the tools that bound their own time (a workflow's run), which `timeout` leaves be."""
         self._toolbox = toolbox
         self._policy = policy
         self._timeout = timeout
         self._metrics = metrics
         self._offered = offered
         self._tracer = tracer
+        self._unbounded = unbounded
 
     async def run_all(self, calls: Sequence[ToolCall], sequential: Collection[str] = ()) -> list[ToolResult]:
         """The calls of one round; results keep call order.
@@ -81,7 +83,8 @@ class ToolExecutor:
         if call.has_unparseable_arguments:
             return ToolFailure.INVALID_ARGUMENTS, "they are not a valid JSON object"
         try:
-            return None, await asyncio.wait_for(self._toolbox.invoke(call), self._timeout)
+            timeout = None if call.name in self._unbounded else self._timeout
+            return None, await asyncio.wait_for(self._toolbox.invoke(call), timeout)
         except TimeoutError:
             return ToolFailure.TIMEOUT, f"no answer within {self._timeout:g} s"
         except ToolCallFailed as failed:

@@ -57,6 +57,7 @@ class ToolRound:
             ThoughtEvent.AGENT_THOUGHT, reply.thought_id, usage=reply.usage,
             thought=reply.text, tool=tool_names, tool_input=tool_input,
         )
+        self._tools.step_id = reply.thought_id
         try:
             ran, took, choice = await self._run_calls(reply, usage)
         except BaseException:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from application.chat_turn.turn_events import TurnEvents
     from application.chat_turn.turn_tools import TurnTools
     from application.chat_turn.turn_watch import TurnWatch
+    from application.chat_turn.turn_workflows import TurnWorkflows
 from application.chat_turn.output_check import OutputCheck
 from application.chat_turn.preparing_gate import PreparingGate
 from application.ports.task_control import TaskInfo
@@ -43,9 +44,11 @@ class TurnKit:
 @dataclass(frozen=True, slots=True)
 class TurnParts:
     """Each factory is called with the per-turn values by keyword, its other arguments bound:
-    `new_events(turn=)`, `new_tools(config=, owner=, client=)`, `new_executor(toolbox=, offered=)`,
-    `new_loop(model=, tools=, executor=, events=)`, `new_watch(info=)`, `new_relay(events=, watch=,
-    info=, tools=, question=)` (a turn with client tools only); the model is the agent's
+    `new_events(turn=)`, `new_tools(config=, owner=, client=, workflows=)`,
+    `new_executor(toolbox=, offered=, unbounded=)`, `new_loop(model=, tools=, executor=, events=)`,
+    `new_watch(info=)`, `new_relay(events=, watch=, info=, tools=, question=)` (a turn with client
+    tools only), `new_workflows(turn=, events=)` (a turn of an agent with workflows only: None where
+    workflows are not wired); the model is the agent's
     profile's, from `models`. `metrics`, `tracer` and `preparing` (how many turns prepare their
     prompt at once) and `schemas` (structured output's checks) are shared by every turn."""
 
@@ -58,6 +61,7 @@ class TurnParts:
     new_watch: Callable[..., TurnWatch]
     new_relay: Callable[..., ClientToolRelay]
     schemas: SchemaCheck
+    new_workflows: Callable[..., TurnWorkflows] | None = None
     tracer: Tracer = NO_TRACER
     preparing: PreparingGate = field(default_factory=PreparingGate)
 
@@ -69,11 +73,14 @@ class TurnParts:
         if turn.client_tools is not None:
             relay = self.new_relay(events=events, watch=watch, info=info, tools=turn.client_tools,
                                    question=turn.message.query)
-        tools = self.new_tools(config=turn.config, owner=turn.message.owner, client=relay)
+        workflows = None
+        if turn.config.workflows and self.new_workflows is not None:
+            workflows = self.new_workflows(turn=turn, events=events)
+        tools = self.new_tools(config=turn.config, owner=turn.message.owner, client=relay, workflows=workflows)
         model = self.models.get(turn.config.model)
         if model is None:  # ResolveConfig refuses a turn whose profile is not configured
             raise AssertionError(f"no model profile {turn.config.model!r}")
-        executor = self.new_executor(toolbox=tools, offered=tools.names)
+        executor = self.new_executor(toolbox=tools, offered=tools.known, unbounded=tools.unbounded)
         loop = self.new_loop(model=model, tools=tools, executor=executor, events=events)
         return TurnKit(events, loop, watch)
 

@@ -1,4 +1,5 @@
-"""The tools one turn offers: the agent's named tools, plus retrieval over its datasets."""
+"""The tools one turn offers: the agent's named tools, retrieval over its datasets, and its workflows
+(application/chat_turn/turn_workflows.py)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ from domain.tools.client_tools import ChoiceMode
 
 if TYPE_CHECKING:
     from application.chat_turn.client_tool_relay import ClientToolRelay
+    from application.chat_turn.turn_workflows import TurnWorkflows
     from application.ports.tools import ToolBox
     from domain.agents.config import AgentConfig
-    from domain.ids import OwnerId
+    from domain.ids import OwnerId, ThoughtId
     from domain.tools.client_tools import ToolChoice
 
 RETRIEVAL_TOOL = "dataset_retrieval"
@@ -35,7 +37,7 @@ class TurnTools:
 
     def __init__(
         self, toolbox: ToolBox, retrieval: Retrieval, config: AgentConfig, owner: OwnerId,
-        client: ClientToolRelay | None = None,
+        client: ClientToolRelay | None = None, workflows: TurnWorkflows | None = None,
     ) -> None:
         self._toolbox = toolbox
         self._retrieval = retrieval if config.dataset_ids else None
@@ -48,6 +50,26 @@ class TurnTools:
             self.specs.append(RETRIEVAL_SPEC)
         if client is not None:
             self.specs += client.tools.specs
+        self._workflows = workflows
+        self.step_id: ThoughtId | None = None  # the step whose calls run now (set by ToolRound): a workflow's parent
+        # The names offered, kept up to date as the workflows load: the executor counts calls under these.
+        self.known: set[str] = {s.name for s in self.specs}
+
+    async def load(self) -> None:
+        """Add the agent's workflows, which the store holds, before the loop's first model call."""
+        if self._workflows is not None and self._config.workflows:
+            self.specs += await self._workflows.load(self.names)
+            self.known.update(self.names)
+
+    @property
+    def unbounded(self) -> set[str]:
+        """The tools that bound their own time (a workflow run has its timeout), kept up to date."""
+        return self._workflows.names if self._workflows is not None else set()
+
+    @property
+    def direct_answer(self) -> str | None:
+        """The outputs of a `return_direct` workflow that ran: the turn's answer."""
+        return self._workflows.direct_answer if self._workflows is not None else None
 
     def offered(self, choice: ToolChoice) -> list[ToolSpec]:
         """The tools a model call offers under the client's `choice` (`none` withholds the client's)."""
@@ -73,6 +95,10 @@ class TurnTools:
         return ThoughtEvent.DATASET_RETRIEVAL if retrieves else ThoughtEvent.AGENT_ACTION
 
     async def invoke(self, call: ToolCall) -> str:
+        if self._workflows is not None and call.name in self._workflows.names and not self.is_client(call.name):
+            if self.step_id is None:
+                raise AssertionError("a workflow tool runs inside a step")
+            return await self._workflows.invoke(call, self.step_id)
         if self._retrieval is None or call.name != RETRIEVAL_TOOL:
             return await self._toolbox.invoke(call)
         query = call.arguments.get("query")

@@ -76,6 +76,21 @@ class ModelParams:
 
 
 @dataclass(frozen=True, slots=True)
+class WorkflowRef:
+    """A published workflow version an agent offers as a tool (docs/workflows.md). The version is
+    pinned: a newer one changes no agent until its config names it. `return_direct`: the run's
+    outputs are the turn's answer, and the loop stops there."""
+
+    id: str
+    version: int
+    return_direct: bool = False
+
+    def __post_init__(self) -> None:
+        if self.version < 1:
+            raise DomainError("a workflow's version starts at 1")
+
+
+@dataclass(frozen=True, slots=True)
 class AgentConfig:
     """What one agent (an app) is: its prompt, memory sizes, tools, datasets and review.
 
@@ -117,6 +132,7 @@ class AgentConfig:
     suggested_questions_after_answer: bool = False  # follow-up questions after each answer
     limits: RateLimits = field(default_factory=RateLimits)  # this agent's, over MEMAGENT_LIMITS__AGENT_*
     budget: Budget = field(default_factory=Budget)  # USD this agent may spend per day and month
+    workflows: tuple[WorkflowRef, ...] = ()  # published workflow versions offered as tools
 
     def holder_for(self, owner: OwnerId, end_user: EndUserId, agent_id: AppId) -> FactHolder | None:
         """Whose user facts a turn of this agent reads and writes; None when it has no user memory."""

@@ -9,7 +9,8 @@ The plain form is nested by topic:
                 "model"},
      "review": {"input_keywords", "output_keywords", "response"},
      "opening_statement", "suggested_questions", "suggested_questions_after_answer",
-     "limits": {"rpm", "concurrent_turns", "tokens_per_day"}, "budget": {"daily_usd", "monthly_usd"}}
+     "limits": {"rpm", "concurrent_turns", "tokens_per_day"}, "budget": {"daily_usd", "monthly_usd"},
+     "workflows": [{"id", "version", "return_direct"}]}
 
 A limit left null takes the settings' default for agents (MEMAGENT_LIMITS__AGENT_*); 0 is unlimited.
 `memory.model` left null runs the memory upkeep on `model` (`AgentConfig.upkeep_model`).
@@ -25,12 +26,13 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from domain.accounts.rate_limits import MAX_LIMIT, LimitName, RateLimits
-from domain.agents.config import AgentConfig, ModelParams
+from domain.agents.config import AgentConfig, ModelParams, WorkflowRef
 from domain.agents.review import KeywordReview
 from domain.billing.model_calls import MAX_BUDGET_USD, Budget
 from domain.errors import DomainError
 from domain.memory.user_facts import UserScope
 from domain.text import text_problem
+from domain.workflows.workflow import MAX_VERSION
 
 if TYPE_CHECKING:
     from domain.ids import AppId
@@ -77,6 +79,7 @@ def config_to_dict(config: AgentConfig) -> dict[str, Any]:
         "suggested_questions_after_answer": config.suggested_questions_after_answer,
         "limits": {name.value: getattr(config.limits, name.value) for name in LimitName},
         "budget": {"daily_usd": config.budget.daily_usd, "monthly_usd": config.budget.monthly_usd},
+        "workflows": [{"id": w.id, "version": w.version, "return_direct": w.return_direct} for w in config.workflows],
     }
 
 
@@ -216,6 +219,7 @@ def _build(app_id: AppId, d: dict[str, Any], r: _Reader) -> AgentConfig:
     r.take(params["top_p"], "model_params.top_p", _optional(_is_number(0, 1)), "a number in 0..1")
     limits = _limits(d["limits"], r)
     budget = _budget(d["budget"], r)
+    workflows = _workflows(d["workflows"], r)
     if r.problems:
         raise InvalidConfig(r.problems)
     return AgentConfig(
@@ -225,6 +229,7 @@ def _build(app_id: AppId, d: dict[str, Any], r: _Reader) -> AgentConfig:
         model_params=ModelParams(params["temperature"], params["max_tokens"], params["top_p"]),
         limits=limits,
         budget=budget,
+        workflows=workflows,
         **_tuples(config),
     )
 
@@ -244,3 +249,31 @@ def _limits(data: dict[str, Any], r: _Reader) -> RateLimits:
     for name, value in values.items():
         r.take(value, f"limits.{name}", _optional(_is_int(0, MAX_LIMIT)), f"null or an integer in 0..{MAX_LIMIT}")
     return RateLimits(**values) if not r.problems else RateLimits()
+
+
+def _workflows(data: Any, r: _Reader) -> tuple[WorkflowRef, ...]:
+    """Each one a published version by its number; a workflow named twice would be two tools of one name."""
+    if not isinstance(data, list) or len(data) > MAX_ITEMS:
+        r.problems.append(f"workflows: must be a list of at most {MAX_ITEMS} {{id, version, return_direct}}")
+        return ()
+    refs: list[WorkflowRef] = []
+    for index, item in enumerate(data):
+        at = f"workflows[{index}]"
+        if not isinstance(item, Mapping):
+            r.problems.append(f"{at}: must be an object {{id, version, return_direct}}")
+            continue
+        before = len(r.problems)
+        r.problems.extend(f"{at}.{key}: unknown field" for key in item if key not in ("id", "version", "return_direct"))
+        workflow_id = r.take(item.get("id"), f"{at}.id", _is_profile, "a workflow id")
+        version = r.take(_whole(item.get("version")), f"{at}.version", _is_int(1, MAX_VERSION), "a version number")
+        direct = r.take(item.get("return_direct", False), f"{at}.return_direct", lambda v: isinstance(v, bool),
+                        "true or false")
+        if len(r.problems) == before:
+            refs.append(WorkflowRef(workflow_id, version, direct))
+    if len({ref.id for ref in refs}) < len(refs):
+        r.problems.append("workflows: names one workflow twice")
+    return tuple(refs)
+
+
+def _whole(value: Any) -> Any:
+    return int(value) if _integral(value) else value

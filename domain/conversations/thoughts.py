@@ -22,6 +22,12 @@ class ThoughtEvent(enum.StrEnum):
     DATASET_RETRIEVAL = "dataset_retrieval"
     # The model called the client's own tools (domain.tools.client_tools): the turn waits for their results.
     CLIENT_TOOL_CALLS = "client_tool_calls"
+    # A workflow the agent called as a tool (domain.workflows.events), forwarded as it runs: each
+    # carries the calling step's id as its own and the run's event in `workflow`.
+    WORKFLOW_STARTED = "workflow_started"
+    NODE_STARTED = "node_started"
+    NODE_FINISHED = "node_finished"
+    WORKFLOW_FINISHED = "workflow_finished"
     AGENT_END = "agent_end"
     STOP = "stop"
     ERROR = "error"
@@ -32,10 +38,20 @@ class ThoughtEvent(enum.StrEnum):
         """A terminal event is the last one of a turn."""
         return self in _TERMINAL
 
+    @property
+    def is_workflow(self) -> bool:
+        """An event of a workflow run inside the turn, not of the turn itself."""
+        return self in _WORKFLOW
+
 
 _TERMINAL = frozenset(
     {ThoughtEvent.AGENT_END, ThoughtEvent.STOP, ThoughtEvent.ERROR, ThoughtEvent.TIMEOUT}
 )
+
+_WORKFLOW = frozenset({
+    ThoughtEvent.WORKFLOW_STARTED, ThoughtEvent.NODE_STARTED, ThoughtEvent.NODE_FINISHED,
+    ThoughtEvent.WORKFLOW_FINISHED,
+})
 
 
 class FinishReason(enum.StrEnum):
@@ -60,7 +76,8 @@ class AgentThought:
     `conversation_title`, the conversation's title, when it has one by then ("" otherwise).
     `finish_reason` (a `FinishReason` value) is the `agent_end` event's alone: "" on every other;
     `error_code` (an application error's stable code, as `model_error` or `invalid_output`) is the
-    `error` event's alone."""
+    `error` event's alone; `workflow` (the run's event body: `workflow_run_id`, then its kind's
+    fields) a workflow event's alone."""
 
     id: ThoughtId
     task_id: TaskId
@@ -85,6 +102,7 @@ class AgentThought:
     # An `agent_message` delta of a step that offered tools: its text may turn out to be the step's
     # thought, which the step's `agent_thought` (the same id) then says (domain.conversations.streaming).
     tentative: bool = False
+    workflow: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.event, ThoughtEvent):
@@ -95,6 +113,8 @@ class AgentThought:
             raise DomainError(f"only agent_message is tentative, not {self.event.value}")
         if self.error_code and self.event is not ThoughtEvent.ERROR:
             raise DomainError(f"only error carries an error code, not {self.event.value}")
+        if self.workflow and not self.event.is_workflow:
+            raise DomainError(f"only a workflow event carries a workflow run's event, not {self.event.value}")
         if min(self.message_token_count, self.answer_token_count, self.total_token_count) < 0:
             raise DomainError("token counts cannot be negative")
         if self.total_price < 0 or self.latency < 0:
@@ -105,6 +125,7 @@ class AgentThought:
         data = {name: getattr(self, name) for name in _FIELDS}
         data["event"] = self.event.value
         data["tool_input"] = dict(self.tool_input)
+        data["workflow"] = dict(self.workflow)
         return data
 
     @classmethod
@@ -115,6 +136,7 @@ class AgentThought:
         except (KeyError, ValueError) as error:
             raise DomainError(f"unknown thought event: {data.get('event')!r}") from error
         values["tool_input"] = dict(values.get("tool_input") or {})
+        values["workflow"] = dict(values.get("workflow") or {})
         return cls(**values)
 
 

@@ -17,20 +17,16 @@ from typing import TYPE_CHECKING, TypeVar
 
 from application.errors import ModelError
 from application.ports.profile_work import OnProfile
-from infrastructure.metrics.metered_chat_model import MeteredChatModel
 from infrastructure.models.provider_config import TokenPrice
 from infrastructure.models.provider_recipes import provider_recipe
-from infrastructure.tracing.traced_chat_model import TracedChatModel
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from application.model_calls.record_model_calls import RecordModelCalls
     from application.ports.chat_model import ChatModel
     from application.ports.chat_models import ChatModels, ModelProfile
-    from application.ports.model_metrics import ModelMetrics, ModelPurpose
-    from application.ports.runtime import Tokenizer
-    from application.ports.tracing import Tracer
+    from application.ports.model_metrics import ModelPurpose
+    from infrastructure.models.observed_models import ModelObserver
 
 T = TypeVar("T")
 
@@ -42,10 +38,7 @@ class OnProfiles(OnProfile[T]):
         purpose: ModelPurpose,
         offline: T,
         llm: Callable[[ChatModel], T],
-        metrics: ModelMetrics,
-        tracer: Tracer,
-        tokenizer: Tokenizer,
-        recorder: RecordModelCalls | None = None,
+        observer: ModelObserver,
     ) -> None:
         """`models`: the profiles' own models (the registry, not decorated); `offline`: the work of a
         scripted profile; `llm`: the LLM adapter over a model."""
@@ -53,10 +46,7 @@ class OnProfiles(OnProfile[T]):
         self._purpose = purpose
         self._offline = offline
         self._llm = llm
-        self._metrics = metrics
-        self._tracer = tracer
-        self._tokenizer = tokenizer
-        self._recorder = recorder
+        self._observer = observer  # counts, bills and traces each call of the profile's model
         self._profiles: dict[str, ModelProfile] | None = None
 
     def __call__(self, profile: str, /) -> T:
@@ -68,8 +58,5 @@ class OnProfiles(OnProfile[T]):
             raise ModelError(f"The model profile {profile!r} is not configured on this server.")
         if provider_recipe(known.provider).offline:
             return self._offline
-        metered = MeteredChatModel(
-            model, self._metrics, self._purpose, profile, self._tokenizer, recorder=self._recorder,
-            price=TokenPrice(known.input_price, known.output_price),
-        )
-        return self._llm(TracedChatModel(metered, self._tracer, self._purpose, profile, self._tokenizer))
+        price = TokenPrice(known.input_price, known.output_price)
+        return self._llm(self._observer.chat_model(model, self._purpose, profile, price))

@@ -62,6 +62,10 @@ CONFIG_SCHEMA = _object(
     budget=_object(
         **{k: {"anyOf": [_number(0, MAX_BUDGET_USD), {"type": "null"}]} for k in ("daily_usd", "monthly_usd")}
     ),
+    # Published workflow versions offered as tools (docs/workflows.md); `return_direct`: the outputs are the answer.
+    workflows={"type": "array", "maxItems": MAX_ITEMS, "items": {
+        **_object(id=_PROFILE, version=_int(1, MAX_VERSION), return_direct=_FLAG), "required": ["id", "version"],
+    }},
 )
 Config = Annotated[
     dict[str, Any],

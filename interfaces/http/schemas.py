@@ -113,7 +113,8 @@ def frame_data(thought: AgentThought) -> dict[str, Any]:
     """The `data` of one SSE frame (docs/ARCHITECTURE.md §4); a terminal one adds the conversation's
     title (null while it has none), `agent_end` its `finish_reason` ("stop", "length" or
     "content_filter"), `error` the stable `code` of its failure (`model_error`, `invalid_output`…),
-    and `agent_message` whether its text may turn out to be the step's thought (`tentative`)."""
+    `agent_message` whether its text may turn out to be the step's thought (`tentative`), and a
+    workflow event (`workflow_started`, `node_finished`…) the run's event as `workflow`."""
     data: dict[str, Any] = {
         "id": thought.id,
         "task_id": thought.task_id,
@@ -138,6 +139,8 @@ def frame_data(thought: AgentThought) -> dict[str, Any]:
         data["code"] = thought.error_code or "internal_error"
     if thought.event is ThoughtEvent.AGENT_MESSAGE:
         data["tentative"] = thought.tentative
+    if thought.event.is_workflow:
+        data["workflow"] = dict(thought.workflow)
     return data
 
 

@@ -9,6 +9,7 @@ import { $ } from "/web/builder_dom.js";
 import { DraftEditor } from "/web/builder_editor.js";
 import { statsCharts } from "/web/builder_stats.js";
 import { Versions } from "/web/builder_versions.js";
+import { WorkflowsSection } from "/web/builder_workflows.js";
 
 const OPEN = "memagent.builder.open";  // the agent on screen, reopened after a reload
 
@@ -16,6 +17,7 @@ const state = { agents: [], agent: null };
 const editor = new DraftEditor();
 const debug = new DebugChat((promise) => guard(promise));
 const versions = new Versions(editor, () => refreshAgent());
+const workflows = new WorkflowsSection(() => showGate());
 
 // Every failure ends up on the page, never as an unhandled rejection; a refused key opens the gate.
 function guard(promise) {
@@ -31,7 +33,7 @@ function showGate() {
   $("gate-text").textContent = "This key is an agent key: it is for one agent's app, through the API, and " +
     "cannot build agents. The builder needs an account key.";
   $("gate").hidden = false;
-  for (const id of ["agent-view", "empty"]) $(id).hidden = true;
+  for (const id of ["agent-view", "empty", "workflows-section"]) $(id).hidden = true;
   $("agents").replaceChildren();
   $("new-agent").hidden = true;
 }
@@ -163,6 +165,7 @@ function wire() {
     $(id).addEventListener("click", () => guard(Promise.resolve().then(action)));
   }
   $("show-archived").addEventListener("change", renderList);
+  workflows.wire();
 }
 
 // Forgets the refused key: the next request is a 401, and api.js asks for a key.
@@ -171,12 +174,13 @@ function otherKey() {
   $("gate").hidden = true;
   $("new-agent").hidden = false;
   $("empty").hidden = false;
+  $("workflows-section").hidden = false;
   return start();
 }
 
 async function start() {
   await loadCatalog();
-  await loadAgents();
+  await Promise.all([loadAgents(), workflows.guard(workflows.load())]);
   const open = sessionStorage.getItem(OPEN);
   if (open && state.agents.some((a) => a.id === open)) await openAgent(open);
 }

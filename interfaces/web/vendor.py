@@ -16,10 +16,12 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 VENDOR = HERE / "vendor"
-# package, version, file inside the npm tarball, name under vendor/ (ES modules, imported by app.js)
+# package, version, file inside the npm tarball, name under vendor/ (ES modules the pages import)
 PINNED = (
     ("marked", "18.2.1", "package/lib/marked.esm.js", "marked.esm.js"),
     ("dompurify", "3.5.0", "package/dist/purify.es.mjs", "purify.es.js"),
+    # the workflow graph's layout (builder_workflows_graph.js); graphlib comes bundled in this build
+    ("@dagrejs/dagre", "3.1.4", "package/dist/dagre.esm.js", "dagre.esm.js"),
 )
 
 

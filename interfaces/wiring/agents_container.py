@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from application.ports.knowledge_base import KnowledgeBase
     from application.ports.runtime import Clock, IdGenerator
     from application.ports.tools import ToolBox, ToolCatalog
+    from application.ports.workflow_store import WorkflowStore
     from infrastructure.persistence.database import Database
 
 
@@ -40,10 +41,13 @@ class AgentsContainer(containers.DeclarativeContainer):
     clock: providers.Dependency[Clock] = providers.Dependency()
     ids: providers.Dependency[IdGenerator] = providers.Dependency()
     database: providers.Dependency[Database] = providers.Dependency()
+    workflow_store: providers.Dependency[WorkflowStore] = providers.Dependency()
 
     # Changes start from the agent as the database has it; turns and reads may take the cached one.
     fresh = providers.Callable(lambda store: store.fresh(), store)
-    check = providers.Singleton(ConfigCheck, toolbox=toolbox, knowledge=knowledge, models=models)
+    check = providers.Singleton(
+        ConfigCheck, toolbox=toolbox, knowledge=knowledge, models=models, workflows=workflow_store
+    )
     resolve_config = providers.Singleton(ResolveConfig, store=store, models=models)
     ensure_default = providers.Singleton(EnsureDefaultAgent, store=fresh, clock=clock)
 

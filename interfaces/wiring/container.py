@@ -36,6 +36,7 @@ from application.chat_turn.turn_parts import TurnParts
 from application.chat_turn.turn_quota import QuotaDefaults, TurnQuota
 from application.chat_turn.turn_tools import TurnTools
 from application.chat_turn.turn_watch import TurnWatch, WatchTimes
+from application.chat_turn.turn_workflows import TurnWorkflows
 from application.conversations.read_history import ReadHistory
 from application.health.check_readiness import CheckReadiness
 from application.knowledge.add_document import AddDocument, InRequestIndexing
@@ -54,6 +55,7 @@ from application.tasks.follow_task import FollowTask, FollowTimes
 from application.tasks.stop_message import StopMessage
 from application.tasks.stop_task import StopTask
 from application.tasks.sweep_stale_turns import SweepStaleTurns, SweepTimes
+from application.workflows.workflow_tool import StoredWorkflowTools
 from domain.accounts.rate_limits import RateLimits
 from domain.tools.calls import RetryPolicy
 from infrastructure.embeddings.lexical import LexicalEmbedder
@@ -72,11 +74,11 @@ from infrastructure.limits.inprocess_budget_reservations import InProcessBudgetR
 from infrastructure.limits.inprocess_rate_limiter import InProcessRateLimiter
 from infrastructure.limits.redis_budget_reservations import RedisBudgetReservations
 from infrastructure.limits.redis_rate_limiter import RedisRateLimiter
-from infrastructure.metrics.metered_chat_model import MeteredChatModels, MeteredEmbedder
 from infrastructure.metrics.metered_event_log import MeteredEventLog
 from infrastructure.metrics.prometheus_metrics import PrometheusMetrics
 from infrastructure.models.chat_model_registry import ChatModelRegistry
 from infrastructure.models.model_profiles import profile_specs
+from infrastructure.models.observed_models import ModelObserver
 from infrastructure.models.provider_models import openai_embedder
 from infrastructure.models.provider_recipes import default_chat_model
 from infrastructure.persistence.database import Database
@@ -94,7 +96,6 @@ from infrastructure.tools.jsonschema_check import JsonSchemaCheck
 from infrastructure.tools.mcp_client import McpServers
 from infrastructure.tools.mcp_config import server_configs
 from infrastructure.tracing.setup import service_tracer
-from infrastructure.tracing.traced_chat_model import TracedChatModels, TracedEmbedder
 from interfaces.wiring.agents_container import AgentsContainer
 from interfaces.wiring.config_objects import default_agent
 from interfaces.wiring.conversations_container import ConversationsContainer
@@ -193,18 +194,19 @@ class Container(containers.DeclarativeContainer):
         McpServers, configs=providers.Callable(server_configs, mcp=config.mcp), retry_interval=config.mcp.retry_interval
     )
     toolbox = providers.Singleton(CompositeToolBox, builtin=builtin_tool_registry, servers=tool_servers)
+    # Every model's calls are counted, billed and traced by this one wrapper (observed_models.py).
+    model_observer = providers.Singleton(
+        ModelObserver, metrics=metrics, tracer=tracer, tokenizer=tokenizer, recorder=model_calls.record
+    )
     embedder = providers.Selector(
         config.embeddings.backend,
-        lexical=providers.Singleton(LexicalEmbedder, dim=config.embeddings.lexical_dim),
-        # An embedding model's calls count in the metrics; the lexical embedder is no model.
-        openai=providers.Singleton(TracedEmbedder, tracer=tracer, profile="openai", embedder=providers.Singleton(
-            MeteredEmbedder, metrics=metrics, profile="openai", recorder=model_calls.record, tokenizer=tokenizer,
-            price=model_calls.embeddings_price,
-            embedder=providers.Singleton(openai_embedder, embeddings=config.embeddings, llm=config.llm),
+        lexical=providers.Singleton(LexicalEmbedder, dim=config.embeddings.lexical_dim),  # no model: not observed
+        openai=providers.Singleton(model_observer.provided.embedder.call(
+            providers.Singleton(openai_embedder, embeddings=config.embeddings, llm=config.llm), "openai",
+            model_calls.embeddings_price,
         )),
-        local=providers.Singleton(TracedEmbedder, tracer=tracer, profile="local", embedder=providers.Singleton(
-            MeteredEmbedder, embedder=providers.Singleton(local_embedder, embeddings=config.embeddings),
-            metrics=metrics, profile="local", recorder=model_calls.record, tokenizer=tokenizer,
+        local=providers.Singleton(model_observer.provided.embedder.call(
+            providers.Singleton(local_embedder, embeddings=config.embeddings), "local",
         )),
     )
     knowledge_base = providers.Singleton(SqlAlchemyKnowledgeBase, database=database)
@@ -236,16 +238,17 @@ class Container(containers.DeclarativeContainer):
     )
     # The MEMAGENT_AGENT__* settings as the config of the platform's default agent (published at start-up).
     default_agent_config = providers.Singleton(default_agent, agent=config.agent)
-    agents = providers.Container(
-        AgentsContainer, store=agent_store, models=chat_models, toolbox=toolbox, knowledge=knowledge_base,
-        clock=clock, ids=ids, database=database, tool_catalog=toolbox,
-    )
     # Workflows as data (docs/workflows.md): drafts, numbered versions, checked against the tools,
     # datasets and model profiles they name.
     workflows = providers.Container(
         WorkflowsContainer, config=config, database=database, toolbox=toolbox, knowledge=knowledge_base,
         models=chat_models, embedder=embedder, clock=clock, ids=ids, metrics=metrics, tracer=tracer,
         tokenizer=tokenizer, recorder=model_calls.record,
+    )
+    agents = providers.Container(
+        AgentsContainer, store=agent_store, models=chat_models, toolbox=toolbox, knowledge=knowledge_base,
+        clock=clock, ids=ids, database=database, tool_catalog=toolbox,
+        workflow_store=workflows.store,
     )
 
     turn_limits = providers.Singleton(
@@ -265,14 +268,13 @@ class Container(containers.DeclarativeContainer):
 
     memory = providers.Container(  # the tiers, their record and cache, recall, upkeep, the memory API
         MemoryContainer, config=config, database=database, redis=redis, store=message_store, tokenizer=tokenizer,
-        clock=clock, spawner=spawner, jobs=job_queue, embedder=embedder, models=chat_models, metrics=metrics,
-        tracer=tracer, recorder=model_calls.record, budgets=budgets,
+        clock=clock, spawner=spawner, jobs=job_queue, embedder=embedder, models=chat_models, tracer=tracer,
+        observer=model_observer, budgets=budgets,
     )
     writers = providers.Container(  # titles, follow-up questions, and AfterTurn (with the upkeep)
         WritersContainer, models=chat_models, store=message_store, agents=agent_store,
         clock=clock, spawner=spawner, jobs_backend=config.jobs.backend, jobs=job_queue,
-        upkeep=memory.upkeep_scheduler, title_wait=config.titles.wait, metrics=metrics, tokenizer=tokenizer,
-        tracer=tracer, recorder=model_calls.record,
+        upkeep=memory.upkeep_scheduler, title_wait=config.titles.wait, tracer=tracer, observer=model_observer,
     )
     # A job of a finished turn, run by `memagent worker` from the record alone.
     run_turn_job = providers.Singleton(
@@ -284,12 +286,7 @@ class Container(containers.DeclarativeContainer):
     turn_parts = providers.Singleton(
         TurnParts,
         # A turn's model calls count in the metrics under `chat` and its profile, and are spans of its trace.
-        models=providers.Singleton(
-            TracedChatModels, tracer=tracer, tokenizer=tokenizer,
-            models=providers.Singleton(
-                MeteredChatModels, models=chat_models, metrics=metrics, tokenizer=tokenizer, recorder=model_calls.record
-            ),
-        ),
+        models=model_observer.provided.chat_models.call(chat_models),
         metrics=metrics,
         tracer=tracer,
         preparing=providers.Singleton(PreparingGate, limit=config.turn.preparing_at_once),
@@ -309,6 +306,12 @@ class Container(containers.DeclarativeContainer):
             ClientToolRelay, exchange=client_tool_exchange, timeout=config.turn.client_tool_timeout
         ).provider,
         schemas=schema_check,
+        # An agent's pinned workflow versions are tools of its turns (docs/workflows.md).
+        new_workflows=providers.Factory(
+            TurnWorkflows, tools=providers.Singleton(
+                StoredWorkflowTools, store=workflows.store, check=workflows.check, run_workflow=workflows.run_workflow
+            ),
+        ).provider,
     )
     run_turn = providers.Singleton(
         RunChatTurn, save=providers.Singleton(SaveOutcome, store=message_store, retry_for=config.turn.save_retry,

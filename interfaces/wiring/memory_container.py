@@ -49,14 +49,13 @@ from interfaces.wiring.rules import recall_reads_tiers_at_once, upkeep_rule_for
 
 if TYPE_CHECKING:
     from application.model_calls.budgets import CheckBudgets
-    from application.model_calls.record_model_calls import RecordModelCalls
     from application.ports.chat_models import ChatModels
     from application.ports.embedder import Embedder
     from application.ports.jobs import JobQueue
     from application.ports.message_store import MessageStore
-    from application.ports.metrics import Metrics
     from application.ports.runtime import Clock, TaskSpawner, Tokenizer
     from application.ports.tracing import Tracer
+    from infrastructure.models.observed_models import ModelObserver
     from infrastructure.persistence.database import Database
     from infrastructure.redis_client import RedisClient
 
@@ -72,9 +71,8 @@ class MemoryContainer(containers.DeclarativeContainer):
     jobs: providers.Dependency[JobQueue] = providers.Dependency()
     embedder: providers.Dependency[Embedder] = providers.Dependency()
     models: providers.Dependency[ChatModels] = providers.Dependency()  # the model profiles' own
-    metrics: providers.Dependency[Metrics] = providers.Dependency()
     tracer: providers.Dependency[Tracer] = providers.Dependency()
-    recorder: providers.Dependency[RecordModelCalls] = providers.Dependency()  # the model-call ledger's
+    observer: providers.Dependency[ModelObserver] = providers.Dependency()  # counts, bills, traces model calls
     budgets: providers.Dependency[CheckBudgets] = providers.Dependency()  # upkeep reserves against them
 
     policy = providers.Singleton(memory_policy_of, memory=config.memory)
@@ -116,27 +114,23 @@ class MemoryContainer(containers.DeclarativeContainer):
     )
     short_term = providers.Singleton(ShortTermMemory, store=store, memory=memory_store, tokenizer=tokenizer,
                                      policy=policy)
-    # The memory tiers' model work: extractive and rule-based with the offline scripted model, else the LLM,
-    # whose calls count in the metrics by purpose (upkeep uses the `default` profile).
     # The memory tiers' model work, on each agent's memory profile (AgentConfig.upkeep_model): extractive and
     # rule-based on a scripted profile, else that profile's LLM, whose calls count by purpose and profile.
     offline_summarizer = providers.Singleton(ExtractiveSummarizer)
     offline_extractor = providers.Singleton(RuleBasedEntityExtractor)
     summarizer = providers.Singleton(
         OnProfiles, models=models, purpose=ModelPurpose.SUMMARY, offline=offline_summarizer,
-        llm=providers.Object(LLMSummarizer), metrics=metrics, tracer=tracer, tokenizer=tokenizer, recorder=recorder,
+        llm=providers.Object(LLMSummarizer), observer=observer,
     )
     entity_extractor = providers.Singleton(
         OnProfiles, models=models, purpose=ModelPurpose.ENTITIES, offline=offline_extractor,
-        llm=providers.Object(LLMEntityExtractor), metrics=metrics, tracer=tracer, tokenizer=tokenizer,
-        recorder=recorder,
+        llm=providers.Object(LLMEntityExtractor), observer=observer,
     )
     # The upkeep's summary and entities: one call with an LLM (counted as a summary call), else the offline pair.
     digester = providers.Singleton(
         OnProfiles, models=models, purpose=ModelPurpose.SUMMARY,
         offline=providers.Singleton(ComposedDigester, summarizer=offline_summarizer, extractor=offline_extractor),
-        llm=providers.Object(LLMMemoryDigester), metrics=metrics, tracer=tracer, tokenizer=tokenizer,
-        recorder=recorder,
+        llm=providers.Object(LLMMemoryDigester), observer=observer,
     )
     extract_entities = providers.Singleton(
         ExtractEntities, extractor=entity_extractor, entities=memory_store, policy=policy, facts=user_facts

@@ -13,6 +13,7 @@ from application.ports.model_metrics import ModelPurpose
 from application.workflows.archive_workflow import ArchiveWorkflow
 from application.workflows.create_workflow import CreateWorkflow
 from application.workflows.get_workflow import GetWorkflow
+from application.workflows.get_workflow_run import GetWorkflowRun
 from application.workflows.get_workflow_version import GetWorkflowVersion
 from application.workflows.graph_check import GraphCheck
 from application.workflows.list_workflow_versions import ListWorkflowVersions
@@ -23,6 +24,7 @@ from application.workflows.nodes.http_request import HttpRequestWork
 from application.workflows.nodes.iteration import IterationWork
 from application.workflows.nodes.llm import LlmWork
 from application.workflows.nodes.tool import DatasetSearch, ToolWork
+from application.workflows.prepare_run import PrepareRun
 from application.workflows.publish_workflow import PublishWorkflow
 from application.workflows.run_workflow import RunWorkflow
 from application.workflows.save_workflow_draft import SaveWorkflowDraft
@@ -125,3 +127,7 @@ class WorkflowsContainer(containers.DeclarativeContainer):
         RunWorkflow, scheduler=providers.Singleton(Scheduler, work=work, clock=clock), runs=runs, clock=clock,
         ids=ids, timeout=config.workflows.timeout, max_depth=config.workflows.max_depth,
     )
+    prepare_run = providers.Singleton(PrepareRun, store=store, check=check)
+    get_run = providers.Singleton(GetWorkflowRun, runs=runs)
+    # A run's SSE stream sends a comment after this long without an event, as a turn's does.
+    stream_keepalive = providers.Callable(float, config.events.keepalive)

@@ -20,14 +20,13 @@ from infrastructure.models.profile_work import OnProfiles
 
 if TYPE_CHECKING:
     from application.memory.schedule_upkeep import TurnUpkeep
-    from application.model_calls.record_model_calls import RecordModelCalls
     from application.ports.agent_store import AgentStore
     from application.ports.chat_models import ChatModels
     from application.ports.jobs import JobQueue
     from application.ports.message_store import MessageStore
-    from application.ports.metrics import Metrics
-    from application.ports.runtime import Clock, TaskSpawner, Tokenizer
+    from application.ports.runtime import Clock, TaskSpawner
     from application.ports.tracing import Tracer
+    from infrastructure.models.observed_models import ModelObserver
 
 
 class WritersContainer(containers.DeclarativeContainer):
@@ -40,21 +39,19 @@ class WritersContainer(containers.DeclarativeContainer):
     jobs: providers.Dependency[JobQueue] = providers.Dependency()
     upkeep: providers.Dependency[TurnUpkeep] = providers.Dependency()
     title_wait: providers.Dependency[float] = providers.Dependency()
-    metrics: providers.Dependency[Metrics] = providers.Dependency()
-    tokenizer: providers.Dependency[Tokenizer] = providers.Dependency()
     tracer: providers.Dependency[Tracer] = providers.Dependency()
-    recorder: providers.Dependency[RecordModelCalls] = providers.Dependency()  # the model-call ledger's
+    observer: providers.Dependency[ModelObserver] = providers.Dependency()  # counts, bills, traces model calls
 
     # Like the memory tiers' model work, on each agent's own profile (AgentConfig.model): offline on a
     # scripted profile, else that profile's LLM, whose calls count by purpose and profile.
     titler = providers.Singleton(
         OnProfiles, models=models, purpose=ModelPurpose.TITLE, offline=providers.Singleton(FirstWordsTitler),
-        llm=providers.Object(LLMTitler), metrics=metrics, tracer=tracer, tokenizer=tokenizer, recorder=recorder,
+        llm=providers.Object(LLMTitler), observer=observer,
     )
     follow_up_writer = providers.Singleton(
         OnProfiles, models=models, purpose=ModelPurpose.FOLLOW_UPS,
         offline=providers.Singleton(TemplateFollowUpWriter), llm=providers.Object(LLMFollowUpWriter),
-        metrics=metrics, tracer=tracer, tokenizer=tokenizer, recorder=recorder,
+        observer=observer,
     )
     name_conversation = providers.Singleton(NameConversation, titler=titler, store=store, clock=clock)
     configs = providers.Singleton(ConfigRan, agents=agents)

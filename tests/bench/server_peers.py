@@ -9,7 +9,7 @@ One OpenAI-protocol test server (tests/bench/sse_model.py, a process of its own)
 else (memagent's titles and memory upkeep). The servers, each a process of its own:
 - memagent: `memagent serve`, the openai provider, SQLite with in-process memory and events (or
   PostgreSQL + Redis with `--backend postgres`), its defaults otherwise (titles on, upkeep every 6
-  turns or after 5 s of silence);
+  turns or after 5 s of silence, `--upkeep-idle`);
 - LangGraph Server (tests/bench/server_peers_langgraph.py): `langgraph dev`, langgraph-api's
   in-memory runtime, running `create_agent` on ChatOpenAI; it resends the whole thread each turn;
 - the relay (tests/bench/sse_floor_app.py): no persistence, memory or events; the floor.
@@ -19,6 +19,11 @@ a new conversation every turn, for one user throughout or a new user each time. 
 turn i goes to each server in turn (the order rotating every round), each streamed over HTTP to its
 end and followed by a wait until that server is quiet, so that neither drift nor one server's
 after-turn work lands on another. Wall time is the client's, request to the stream's end.
+
+With `--upkeep-idle S` of 1 s or less, memagent's idle upkeep is waited out after each of its turns, so
+that `cpu_ms_of_turn_until_quiet` (each turn's CPU until the server is quiet again) holds the turn, its
+title and its upkeep, and early and late turns compare like with like; with the default 5 s a
+conversation's upkeep lands during later turns (early turns of a fresh scenario then have none).
 
 CPU per turn is each server's whole process tree (children included) from the scenario's start
 until it is idle after the last turn: the run waits out memagent's idle-upkeep delay, then until the
@@ -55,7 +60,8 @@ from tests.bench.sse_model import ModelServer, start_model_server
 from tests.service import Service
 
 MEMAGENT = [sys.executable, "-m", "interfaces.cli.main", "serve", "--port"]
-UPKEEP_IDLE_S = 5.0  # memagent's default MEMAGENT_MEMORY__UPKEEP_IDLE_SECONDS, waited out after the last turn
+UPKEEP_IDLE_S = 5.0  # memagent's default MEMAGENT_MEMORY__UPKEEP_IDLE_SECONDS
+SHORT_IDLE_S = 1.0  # an upkeep delay up to this is waited out after every turn, so each turn's CPU holds its upkeep
 
 
 class Chat(Protocol):
@@ -119,12 +125,13 @@ class Server:
         self.rss = {"before": self.tree.rss_mb(), "peak": self.tree.rss_mb()}
         self.cpu_before_s = self.tree.cpu_s()
 
-    async def turn(self, query: str, user: str, keep: bool) -> None:
-        """One turn (of the conversation so far if `keep`), then until the server is quiet again."""
+    async def turn(self, query: str, user: str, keep: bool, pause_s: float) -> None:
+        """One turn (of the conversation so far if `keep`), then `pause_s` and until the server is quiet."""
         cpu_began, started = self.tree.cpu_ns(), time.perf_counter()
         self.conversation = await self.chat.turn(self.conversation if keep else None, query, user)
         self.times_ms.append((time.perf_counter() - started) * 1000)
-        self.waits_s += await quiet(self.tree)
+        await asyncio.sleep(pause_s)
+        self.waits_s += pause_s + await quiet(self.tree)
         self.cpu_ms.append((self.tree.cpu_ns() - cpu_began) / 1e6)
         self.rss["peak"] = max(self.rss["peak"], self.tree.rss_mb())
 
@@ -143,13 +150,13 @@ class Server:
         }
 
 
-async def warm_up(servers: list[Server]) -> None:
+async def warm_up(servers: list[Server], upkeep_idle: float) -> None:
     """Pools, first queries, the graph's first compile; then each server left to go idle."""
     for server in servers:
         conversation = None
         for i in range(5):
             conversation = await server.chat.turn(conversation, f"turn-0-{i} warm up", "bench-warm")
-    await asyncio.sleep(UPKEEP_IDLE_S)
+    await asyncio.sleep(upkeep_idle)
     await asyncio.gather(*(idle(server.tree) for server in servers))
 
 
@@ -157,14 +164,17 @@ def user_of(scenario: str, i: int) -> str:
     return f"bench-user-{i}" if scenario == "fresh-new" else f"bench-user-{scenario}"
 
 
-async def run_scenario(servers: list[Server], scenario: str, level: int, turns: int) -> dict[str, Any]:
+async def run_scenario(servers: list[Server], scenario: str, level: int, turns: int,
+                       upkeep_idle: float) -> dict[str, Any]:
     await asyncio.gather(*(server.begin() for server in servers))
+    pause = upkeep_idle + 0.05 if upkeep_idle <= SHORT_IDLE_S else 0.0
     began = time.monotonic()
     for i in range(turns):
         for server in servers[i % len(servers):] + servers[:i % len(servers)]:  # the order rotates
             keep = scenario == "long" and not server.stateless
-            await server.turn(f"turn-{level}-{i} tell me more", user_of(scenario, i), keep)
-    await asyncio.sleep(UPKEEP_IDLE_S)
+            await server.turn(f"turn-{level}-{i} tell me more", user_of(scenario, i), keep,
+                              pause if server.name == "memagent" else 0.0)
+    await asyncio.sleep(upkeep_idle)
     settled = await asyncio.gather(*(idle(s.tree) for s in servers))
     elapsed = time.monotonic() - began - 1.0  # the idle check's quiet window is not counted
     report: dict[str, Any] = {"turns": turns}
@@ -174,11 +184,12 @@ async def run_scenario(servers: list[Server], scenario: str, level: int, turns: 
     return report
 
 
-def memagent_env(model: ModelServer, folder: Path, backend: str, database_url: str, prefix: str) -> dict[str, str]:
+def memagent_env(model: ModelServer, folder: Path, backend: str, database_url: str, prefix: str,
+                 upkeep_idle: float) -> dict[str, str]:
     env = {"MEMAGENT_LLM__PROVIDER": "openai", "MEMAGENT_LLM__BASE_URL": model.base_url,
            "MEMAGENT_LLM__API_KEY": "bench-key", "MEMAGENT_LLM__MODEL": "gpt-4o-mini",
            "MEMAGENT_AGENT__TOOLS": "[]", "MEMAGENT_SERVER__LOG_LEVEL": "warning",
-           "MEMAGENT_MEMORY__UPKEEP_IDLE_SECONDS": str(UPKEEP_IDLE_S),
+           "MEMAGENT_MEMORY__UPKEEP_IDLE_SECONDS": str(upkeep_idle),
            "MEMAGENT_DATABASE__URL": f"sqlite+aiosqlite:///{folder / 'peers.db'}"}
     if backend == "postgres":
         from tests.bench.sse_load import REDIS_URL
@@ -225,7 +236,7 @@ def start_servers(stack: contextlib.ExitStack, args: argparse.Namespace, wanted:
                   model: ModelServer, client: aiohttp.ClientSession, database: tuple[str, str]) -> list[Server]:
     servers = []
     if "memagent" in wanted:
-        env = memagent_env(model, folder, args.backend, *database)
+        env = memagent_env(model, folder, args.backend, *database, args.upkeep_idle)
         service = stack.enter_context(running_server(MEMAGENT, folder, env))
         servers.append(Server("memagent", SseChat(client, service), Tree(service.process.pid)))
     if "langgraph" in wanted:
@@ -244,6 +255,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     report: dict[str, Any] = {
         "model_server": "tests.bench.sse_model (tests/llm_server.py), a process of its own",
         "chunks_per_turn": args.chunks, "chunk_interval_ms": args.interval * 1000, "memagent_backend": args.backend,
+        "memagent_upkeep_idle_s": args.upkeep_idle,
         "langgraph": langgraph_setup(args, wanted),
         "cpu_count": os.cpu_count(), "load_average_before": [round(x, 2) for x in os.getloadavg()],
     }
@@ -253,10 +265,10 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
             async with postgres(args.backend) as database, aiohttp.ClientSession(
                     timeout=aiohttp.ClientTimeout(total=120)) as client:
                 servers = start_servers(stack, args, wanted, Path(name), model, client, database)
-                await warm_up(servers)
+                await warm_up(servers, args.upkeep_idle)
                 for level, (scenario, turns) in enumerate(scenarios, start=1):
                     if turns:
-                        report[scenario] = await run_scenario(servers, scenario, level, turns)
+                        report[scenario] = await run_scenario(servers, scenario, level, turns, args.upkeep_idle)
         report["model_requests"] = await asyncio.to_thread(model.requests)
         report["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
         return report
@@ -272,6 +284,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--fresh-user", default="same", help="same, new, or both as same,new")
     parser.add_argument("--servers", default="memagent,langgraph,relay")
     parser.add_argument("--backend", choices=("sqlite", "postgres"), default="sqlite")
+    parser.add_argument("--upkeep-idle", type=float, default=UPKEEP_IDLE_S,
+                        help="memagent's MEMAGENT_MEMORY__UPKEEP_IDLE_SECONDS (up to 1: waited out after each turn)")
     parser.add_argument("--chunks", type=int, default=8)
     parser.add_argument("--interval", type=float, default=0.0, help="seconds between the model's chunks")
     parser.add_argument("--langgraph-venv", default=str(Path(tempfile.gettempdir()) / "lgvenv"))

@@ -47,6 +47,7 @@ def test_every_event_of_the_protocol_exists_and_keep_alive_is_no_event() -> None
     assert {e.value for e in ThoughtEvent} == {
         "long_term_memory_recall", "agent_thought", "agent_message", "agent_action",
         "dataset_retrieval", "client_tool_calls", "agent_end", "stop", "error", "timeout",
+        "workflow_started", "node_started", "node_finished", "workflow_finished",
     }
 
 
@@ -189,3 +190,16 @@ def test_a_turns_finish_reason_is_the_reviews_replacement_else_its_last_calls_le
 
 def test_a_turn_ends_with_one_of_the_chat_completions_finish_reasons() -> None:
     assert {r.value for r in FinishReason} == {"stop", "length", "content_filter"}
+
+
+@pytest.mark.parametrize("event", [e for e in ThoughtEvent if e.is_workflow])
+def test_a_workflow_event_carries_its_runs_event_and_round_trips(event: ThoughtEvent) -> None:
+    original = thought(event=event, workflow={"workflow_run_id": "r1", "node_id": "n", "outputs": {"text": "hi"}})
+    assert AgentThought.from_dict(json.loads(json.dumps(original.to_dict()))) == original
+    assert not event.is_terminal
+
+
+@pytest.mark.parametrize("event", [e for e in ThoughtEvent if not e.is_workflow])
+def test_only_a_workflow_event_carries_a_runs_event(event: ThoughtEvent) -> None:
+    with pytest.raises(DomainError):
+        thought(event=event, workflow={"workflow_run_id": "r1"})

@@ -19,6 +19,7 @@ from infrastructure.memory.llm_memory_models import LLMSummarizer
 from infrastructure.metrics.inprocess_metrics import InProcessMetrics
 from infrastructure.models.chat_model_registry import ChatModelRegistry
 from infrastructure.models.model_profiles import profile_specs
+from infrastructure.models.observed_models import ModelObserver
 from infrastructure.models.profile_work import OnProfiles
 from infrastructure.models.scripted_model import ScriptedChatModel
 from infrastructure.tracing.recording_tracer import RecordingTracer
@@ -37,8 +38,8 @@ class PricedModels(FakeChatModels):
 
 
 def summarizers(models: FakeChatModels | ChatModelRegistry, metrics: InProcessMetrics) -> OnProfiles[object]:
-    return OnProfiles(models, ModelPurpose.SUMMARY, ExtractiveSummarizer(), LLMSummarizer, metrics,
-                      RecordingTracer(), WordTokenizer())
+    observer = ModelObserver(metrics, RecordingTracer(), WordTokenizer())
+    return OnProfiles(models, ModelPurpose.SUMMARY, ExtractiveSummarizer(), LLMSummarizer, observer)
 
 
 async def test_the_work_runs_on_the_named_profile_s_model_counted_under_its_name_and_price() -> None:

@@ -41,5 +41,6 @@ def test_an_error_frame_shows_the_title_and_its_failures_code() -> None:
 @pytest.mark.parametrize("kind", [e for e in ThoughtEvent if not e.is_terminal])
 def test_frames_before_the_end_show_neither(kind: ThoughtEvent) -> None:
     # An answer's delta also says whether its text may turn out to be its step's thought.
-    extra = {"tentative"} if kind is ThoughtEvent.AGENT_MESSAGE else set()
+    # A workflow's event also carries the run's own (`workflow`: its run id, then its kind's fields).
+    extra = {"tentative"} if kind is ThoughtEvent.AGENT_MESSAGE else {"workflow"} if kind.is_workflow else set()
     assert set(frame_data(event(kind))) == COMMON | extra

@@ -1,0 +1,194 @@
+"""Running workflows over real HTTP (keys required), on SQLite and on PostgreSQL with Redis: the
+latest version, a given one or the draft; the answer at the end or SSE frames as the run goes; 422
+naming each input wrong; the run's record with its nodes, for its owner and end user only; and a
+streaming client that goes away stops the run."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.e2e.test_keys_and_owners import Key, create_key
+from tests.integration.http_answers import ok, refused
+from tests.integration.streaming_helpers import serving, shared_backends
+from tests.service import Service
+from tests.workflow_graphs import SIMPLE, simple
+
+pytestmark = pytest.mark.integration
+
+SLOW_SECONDS = 20
+
+
+@dataclass(frozen=True)
+class World:
+    service: Service
+    alice: Key
+    bob: Key
+    slow_url: str
+
+
+class _Slow(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        time.sleep(SLOW_SECONDS)
+        self.send_response(200)
+        self.end_headers()
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def slow_url() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Slow)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def world(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, slow_url: str) -> Iterator[World]:
+    folder = tmp_path_factory.mktemp(f"workflow-runs-{request.param}")
+    if request.param == "sqlite":
+        yield from _served({"MEMAGENT_DATABASE__URL": f"sqlite+aiosqlite:///{Path(folder) / 'memagent.db'}"},
+                           folder, slow_url)
+        return
+    with shared_backends() as env:
+        yield from _served(env, folder, slow_url)
+
+
+def _served(env: dict[str, str], folder: Path, slow_url: str) -> Iterator[World]:
+    db_url = env["MEMAGENT_DATABASE__URL"]
+    alice, bob = create_key(db_url, "alice"), create_key(db_url, "bob")
+    settings = {**env, "MEMAGENT_AUTH__REQUIRE_KEYS": "true", "MEMAGENT_WORKFLOWS__ALLOW_PRIVATE_NETWORKS": "true"}
+    with serving(settings, folder) as service:
+        yield World(service, alice, bob, slow_url)
+
+
+@pytest.fixture
+def http(world: World) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=world.service.base_url, timeout=30, headers=world.alice.headers) as client:
+        yield client
+
+
+def published(http: httpx.Client, name: str, graph: dict[str, Any] = SIMPLE) -> str:
+    made = ok(http.post("/api/workflows", json={"name": name, "graph": graph}), 201)
+    ok(http.post(f"/api/workflows/{made['id']}/publish"), 201)
+    return str(made["id"])
+
+
+def frames(response: httpx.Response) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """(event, id, data) of each SSE frame, as they come."""
+    fields: dict[str, str] = {}
+    for line in response.iter_lines():
+        if line:
+            name, _, value = line.partition(": ")
+            fields[name] = value
+        elif "data" in fields:
+            yield fields.get("event", ""), fields.get("id", ""), json.loads(fields["data"])
+            fields = {}
+
+
+def test_a_run_of_the_latest_version_answers_its_outputs_and_its_record_lists_the_nodes_in_order(
+    http: httpx.Client,
+) -> None:
+    workflow_id = published(http, "greet_latest")
+
+    answer = ok(http.post(f"/api/workflows/{workflow_id}/run", json={"inputs": {"city": "Paris"}}))
+
+    assert (answer["status"], answer["outputs"], answer["error"]) == ("succeeded", {"text": "Hello Paris"}, None)
+    record = ok(http.get(f"/api/workflow-runs/{answer['run_id']}"))
+    assert (record["workflow_id"], record["version"], record["inputs"]) == (workflow_id, 1, {"city": "Paris"})
+    assert [n["node_id"] for n in record["nodes"]] == ["start", "greet", "end"]
+    assert record["nodes"][1]["outputs"] == {"output": "Hello Paris"}
+    assert all(n["status"] == "succeeded" for n in record["nodes"])
+
+
+def test_the_draft_runs_on_request_a_missing_version_is_404_and_no_version_yet_is_409(http: httpx.Client) -> None:
+    made = ok(http.post("/api/workflows", json={"name": "greet_draft", "graph": SIMPLE}), 201)
+    run = f"/api/workflows/{made['id']}/run"
+
+    refused(http.post(run, json={"inputs": {"city": "Rome"}}), 409, "not_published")
+    answer = ok(http.post(run, json={"inputs": {"city": "Rome"}, "draft": True}))
+    assert answer["outputs"] == {"text": "Hello Rome"}
+    assert ok(http.get(f"/api/workflow-runs/{answer['run_id']}"))["version"] is None
+    ok(http.post(f"/api/workflows/{made['id']}/publish"), 201)
+    refused(http.post(run, json={"inputs": {"city": "Rome"}, "version": 2}), 404, "not_found")
+    assert ok(http.post(run, json={"inputs": {"city": "Rome"}, "version": 1}))["status"] == "succeeded"
+
+
+def test_missing_mistyped_and_unknown_inputs_are_422_naming_each(http: httpx.Client) -> None:
+    workflow_id = published(http, "greet_inputs")
+    run = f"/api/workflows/{workflow_id}/run"
+
+    missing = http.post(run, json={"inputs": {"town": "Paris"}})
+    mistyped = http.post(run, json={"inputs": {"city": 3}, "stream": True})
+
+    assert missing.status_code == 422, missing.text
+    assert {p["path"] for p in missing.json()["problems"]} == {"inputs.city", "inputs.town"}
+    assert mistyped.status_code == 422, mistyped.text
+    assert [p["path"] for p in mistyped.json()["problems"]] == ["inputs.city"]
+
+
+def test_a_streamed_run_sends_each_event_with_an_id_then_done(http: httpx.Client) -> None:
+    workflow_id = published(http, "greet_stream")
+
+    with http.stream("POST", f"/api/workflows/{workflow_id}/run",
+                     json={"inputs": {"city": "Oslo"}, "stream": True}) as response:
+        assert response.headers["content-type"].startswith("text/event-stream")
+        sent = list(frames(response))
+
+    assert [event for event, _, _ in sent] == [
+        "workflow_started", *["node_started", "node_finished"] * 3, "workflow_finished", "done",
+    ]
+    assert [int(frame_id) for _, frame_id, _ in sent] == list(range(1, 10))
+    greet = sent[4][2]
+    assert (greet["node_id"], greet["status"], greet["outputs"]) == ("greet", "succeeded", {"output": "Hello Oslo"})
+    assert greet["latency"] >= 0
+    run_id = sent[0][2]["workflow_run_id"]
+    assert sent[7][2]["outputs"] == {"text": "Hello Oslo"}
+    assert sent[8][2] == {"workflow_run_id": run_id}
+    assert ok(http.get(f"/api/workflow-runs/{run_id}"))["status"] == "succeeded"
+
+
+def test_a_run_is_its_owners_and_its_end_users_only(http: httpx.Client, world: World) -> None:
+    workflow_id = published(http, "greet_owned")
+    run = ok(http.post(f"/api/workflows/{workflow_id}/run", json={"inputs": {"city": "Lima"}, "user": "ann"}))
+    record = f"/api/workflow-runs/{run['run_id']}"
+
+    assert ok(http.get(record, params={"user": "ann"}))["end_user"] == "ann"
+    assert ok(http.get(record))["run_id"] == run["run_id"]  # the account sees all its end users' runs
+    refused(http.get(record, params={"user": "ben"}), 404, "not_found")
+    refused(http.get(record, headers=world.bob.headers), 404, "not_found")
+    refused(http.post(f"/api/workflows/{workflow_id}/run", json={"inputs": {"city": "Lima"}},
+                      headers=world.bob.headers), 404, "not_found")
+
+
+def test_a_streaming_client_that_goes_away_stops_the_run(http: httpx.Client, world: World) -> None:
+    slow = simple(nodes=[
+        SIMPLE["nodes"][0],
+        {"id": "greet", "type": "http_request", "method": "GET", "url": world.slow_url, "timeout": 30},
+        {"id": "end", "type": "end", "outputs": {"text": "{{ greet.status }}"}},
+    ])
+    workflow_id = published(http, "slow_one", slow)
+
+    with http.stream("POST", f"/api/workflows/{workflow_id}/run",
+                     json={"inputs": {"city": "Baku"}, "stream": True}) as response:
+        sent = frames(response)
+        run_id = next(sent)[2]["workflow_run_id"]
+        assert [next(sent)[2]["node_id"] for _ in range(3)] == ["start", "start", "greet"]  # greet is running
+    # The connection is closed here, long before the slow server answers.
+    record = f"/api/workflow-runs/{run_id}"
+    deadline = time.monotonic() + SLOW_SECONDS / 2
+    while ok(http.get(record))["status"] == "running" and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert ok(http.get(record))["status"] == "stopped"
