@@ -25,12 +25,12 @@ from application.ports.workflow_runs import RecordedRun
 from application.workflows.get_workflow_run import GetWorkflowRun
 from application.workflows.prepare_run import PrepareRun
 from application.workflows.run_workflow import RunRequest, RunWorkflow
-from domain.accounts.viewers import MAX_END_USER_CHARS, Viewer
+from domain.accounts.viewers import MAX_END_USER_CHARS
 from domain.workflows.events import WorkflowEvent
 from domain.workflows.runs import NodeRun, WorkflowRun
 from domain.workflows.workflow import MAX_VERSION, WorkflowId
 from interfaces.http.openapi import ERROR_RESPONSES, SSE_CONTENT
-from interfaces.http.owner import current_caller, current_viewer, viewer_of
+from interfaces.http.owner import EndUser, current_caller, viewer_of
 from interfaces.http.schemas import JsonInt, UnicodeText
 
 log = logging.getLogger(__name__)
@@ -88,11 +88,15 @@ async def run_workflow(
 @inject
 async def get_workflow_run(
     run_id: Annotated[UnicodeText, Path(min_length=1, max_length=64)],
-    viewer: Annotated[Viewer, Depends(current_viewer)],
+    caller: Annotated[Caller, Depends(current_caller)],
     get: Annotated[GetWorkflowRun, Depends(Provide["workflows.get_run"])],
+    user: EndUser | None = None,
 ) -> dict[str, Any]:
     """The run with its `nodes` in the order they ran (none until it ended). `?user=` narrows to
-    that end user's runs; another account's or end user's run is 404."""
+    that end user's runs; another account's or end user's run is 404. An account's, as running one
+    is: an agent key is 403."""
+    caller.account("read workflow runs")
+    viewer = viewer_of(caller, user)
     return _run_data(await get(run_id, viewer.owner, viewer.end_user))
 
 
