@@ -11,15 +11,14 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.e2e.test_keys_and_owners import Key, create_key
+from tests.e2e.test_keys_and_owners import Key
 from tests.integration.http_answers import ok, refused
-from tests.integration.streaming_helpers import serving, shared_backends
+from tests.integration.two_accounts import two_accounts
 from tests.service import Service
 from tests.workflow_graphs import SIMPLE, simple
 
@@ -58,20 +57,9 @@ def slow_url() -> Iterator[str]:
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
 def world(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, slow_url: str) -> Iterator[World]:
     folder = tmp_path_factory.mktemp(f"workflow-runs-{request.param}")
-    if request.param == "sqlite":
-        yield from _served({"MEMAGENT_DATABASE__URL": f"sqlite+aiosqlite:///{Path(folder) / 'memagent.db'}"},
-                           folder, slow_url)
-        return
-    with shared_backends() as env:
-        yield from _served(env, folder, slow_url)
-
-
-def _served(env: dict[str, str], folder: Path, slow_url: str) -> Iterator[World]:
-    db_url = env["MEMAGENT_DATABASE__URL"]
-    alice, bob = create_key(db_url, "alice"), create_key(db_url, "bob")
-    settings = {**env, "MEMAGENT_AUTH__REQUIRE_KEYS": "true", "MEMAGENT_WORKFLOWS__ALLOW_PRIVATE_NETWORKS": "true"}
-    with serving(settings, folder) as service:
-        yield World(service, alice, bob, slow_url)
+    private = {"MEMAGENT_WORKFLOWS__ALLOW_PRIVATE_NETWORKS": "true"}  # the slow server is on loopback
+    with two_accounts(request.param, folder, private) as served:
+        yield World(served.service, served.alice, served.bob, slow_url)
 
 
 @pytest.fixture

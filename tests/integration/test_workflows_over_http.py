@@ -6,47 +6,25 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from infrastructure.persistence.migrate import run_migrations
-from tests.e2e.test_keys_and_owners import Key, create_key
-from tests.integration.backends import pg_url, throwaway_pg_database
 from tests.integration.http_answers import ok
-from tests.integration.streaming_helpers import serving
-from tests.service import Service
+from tests.integration.two_accounts import TwoAccounts, two_accounts
 from tests.workflow_graphs import SIMPLE
 
 pytestmark = pytest.mark.integration
 
 
-@dataclass(frozen=True)
-class World:
-    service: Service
-    alice: Key
-    bob: Key
+World = TwoAccounts
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
 def world(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    folder = tmp_path_factory.mktemp(f"workflows-{request.param}")
-    if request.param == "sqlite":
-        db_url = f"sqlite+aiosqlite:///{Path(folder) / 'memagent.db'}"
-        yield from _served(db_url, folder)
-        return
-    with throwaway_pg_database() as name:
-        run_migrations(pg_url(name))
-        yield from _served(pg_url(name), folder)
-
-
-def _served(db_url: str, folder: Path) -> Iterator[World]:
-    alice, bob = create_key(db_url, "alice"), create_key(db_url, "bob")
-    with serving({"MEMAGENT_DATABASE__URL": db_url, "MEMAGENT_AUTH__REQUIRE_KEYS": "true"}, folder) as service:
-        yield World(service, alice, bob)
+    with two_accounts(request.param, tmp_path_factory.mktemp(f"workflows-{request.param}")) as served:
+        yield served
 
 
 @pytest.fixture
