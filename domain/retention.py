@@ -4,8 +4,10 @@ Each kind has its own age limit, None keeping it for good:
 - *prompt snapshots* (the prompt text kept on each step and message): emptied, the row stays;
 - *steps* (the rows of a turn's trace): removed; the message keeps its answer, usage and latency;
 - *deleted conversations*: a soft-deleted conversation is removed for good that long after its
-  delete, with its messages, steps, memory and event logs;
-- *model calls* (the cost ledger): removed; the ledger outlives the conversations it names.
+  delete, with its messages, steps, memory, event logs and the workflow runs its messages called;
+- *model calls* (the cost ledger): removed; the ledger outlives the conversations it names;
+- *workflow runs* that no turn called (direct runs: over the API, in the builder): removed with
+  their node runs that long after they started (a turn's runs go with its message instead).
 The cut-offs are reckoned from a time the caller gives (its clock), never from the system's.
 """
 
@@ -29,6 +31,7 @@ class PruneKind(enum.StrEnum):
     STEPS = "steps"
     PROMPT_SNAPSHOTS = "prompt_snapshots"
     MODEL_CALLS = "model_calls"
+    WORKFLOW_RUNS = "workflow_runs"
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +42,7 @@ class Cutoffs:
     steps: datetime | None
     deleted_conversations: datetime | None
     model_calls: datetime | None
+    workflow_runs: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +51,7 @@ class RetentionPolicy:
     steps: timedelta | None
     deleted_conversations: timedelta | None
     model_calls: timedelta | None
+    workflow_runs: timedelta | None = None
 
     def __post_init__(self) -> None:
         for kind in fields(self):
@@ -64,6 +69,7 @@ class RetentionPolicy:
         return Cutoffs(
             prompt_snapshots=before(self.prompt_snapshots), steps=before(self.steps),
             deleted_conversations=before(self.deleted_conversations), model_calls=before(self.model_calls),
+            workflow_runs=before(self.workflow_runs),
         )
 
 
@@ -84,14 +90,19 @@ class BatchLimits:
 @dataclass(frozen=True, slots=True)
 class PruneCounts:
     """Rows a prune removed (or, in a dry run, would remove), per kind. A deleted conversation's
-    messages and steps are counted apart from the steps that went for their age."""
+    messages, steps, and the workflow runs its messages called with their node runs, are counted
+    apart from the steps and the runs that went for their age."""
 
     deleted_conversations: int = 0
     conversation_messages: int = 0
     conversation_steps: int = 0
+    conversation_workflow_runs: int = 0
+    conversation_node_runs: int = 0
     steps: int = 0
     prompt_snapshots: int = 0
     model_calls: int = 0
+    workflow_runs: int = 0
+    node_runs: int = 0
 
     def as_dict(self) -> dict[str, int]:
         return {kind.name: getattr(self, kind.name) for kind in fields(self)}

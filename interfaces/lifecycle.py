@@ -33,15 +33,20 @@ def uses_redis(settings: Settings) -> bool:
     return "redis" in (settings.memory.backend, settings.events.backend, settings.jobs.backend)
 
 
+DEFAULT_GC_THRESHOLD = (700, 10, 10)  # CPython's
+
+
 @contextlib.contextmanager
 def frozen_startup_heap() -> Iterator[None]:
     """Keeps what start-up built (modules, the container, its clients: objects that live as long as
     the process) out of the garbage collector's full passes while the app runs. A full pass walks
     every tracked object, and with this heap each one paused the event loop for 100 to 240 ms,
     stalling every stream at once (tests/bench/sse_load.py); frozen, a pass walks only what came
-    since. Unfrozen at shutdown, so that an app started again in the same process starts afresh."""
+    since. Unfrozen at shutdown, so that an app started again in the same process starts afresh.
+    Collections go back to their default pace (the command line makes them rarer while it starts)."""
     gc.collect()  # start-up's garbage is freed, not frozen
     gc.freeze()
+    gc.set_threshold(*DEFAULT_GC_THRESHOLD)
     try:
         yield
     finally:

@@ -1,13 +1,13 @@
-"""The PruneStore port in memory: conversations, messages, steps and ledger rows with their times,
-for the use case's unit tests. The SQL adapter passes the same behaviour in
-tests/integration/test_pruning_contract.py."""
+"""The PruneStore port in memory: conversations, messages, steps, ledger rows, workflow runs and
+their node runs with their times, for the use case's unit tests. The SQL adapter passes the same
+behaviour in tests/integration/test_pruning_contract.py and test_pruning_workflow_runs.py."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from application.ports.pruning import MessageRef, PruneStore
+from application.ports.pruning import DirectRunsBefore, MessageRef, PrunedRuns, PruneStore, RunsCalledIn
 from domain.ids import ConversationId, MessageId, TaskId
 from domain.retention import PruneCounts
 
@@ -19,8 +19,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Row:
-    created_at: datetime
-    parent: str = ""  # a message's conversation, a step's message
+    created_at: datetime  # a run's start
+    parent: str = ""  # a message's conversation, a step's message, a run's message ("": direct), a node's run
     prompt: str = ""
     task_id: str = ""
 
@@ -31,6 +31,8 @@ class FakePruneStore(PruneStore):
     messages: dict[str, Row] = field(default_factory=dict)
     steps: dict[str, Row] = field(default_factory=dict)
     model_calls: dict[str, datetime] = field(default_factory=dict)
+    workflow_runs: dict[str, Row] = field(default_factory=dict)
+    node_runs: dict[str, Row] = field(default_factory=dict)
     removed: list[str] = field(default_factory=list)  # ids, in the order they went
     calls: list[tuple[str, int]] = field(default_factory=list)  # (method, rows it touched)
 
@@ -52,6 +54,9 @@ class FakePruneStore(PruneStore):
                     for m, row in self.messages.items() if m not in gone),
             model_calls=sum(cutoffs.model_calls is not None and at < cutoffs.model_calls
                             for at in self.model_calls.values()),
+            **self._run_counts("conversation_", {r for r, row in self.workflow_runs.items() if row.parent in gone}),
+            **self._run_counts("", set(self._runs(DirectRunsBefore(cutoffs.workflow_runs)))
+                               if cutoffs.workflow_runs is not None else set()),
         )
 
     async def expired_conversations(self, deleted_before: datetime, limit: int) -> list[ConversationId]:
@@ -95,6 +100,32 @@ class FakePruneStore(PruneStore):
     async def delete_model_calls(self, before: datetime, limit: int) -> int:
         old = sorted((at, k) for k, at in self.model_calls.items() if at < before)
         return self._remove(self.model_calls, [k for _, k in old[:limit]], "delete_model_calls")
+
+    async def delete_node_runs(self, runs: PrunedRuns, limit: int) -> int:
+        order = {run: n for n, run in enumerate(self._runs(runs))}
+        theirs = sorted((order[row.parent], n) for n, row in self.node_runs.items() if row.parent in order)
+        return self._remove(self.node_runs, [n for _, n in theirs[:limit]], "delete_node_runs")
+
+    async def delete_workflow_runs(self, runs: PrunedRuns, limit: int) -> int:
+        with_nodes = {row.parent for row in self.node_runs.values()}
+        emptied = [run for run in self._runs(runs) if run not in with_nodes]
+        return self._remove(self.workflow_runs, emptied[:limit], "delete_workflow_runs")
+
+    def _runs(self, runs: PrunedRuns) -> list[str]:
+        """The runs named, the oldest start first."""
+        match runs:
+            case RunsCalledIn(conversation_id):
+                def chosen(row: Row) -> bool:
+                    message = self.messages.get(row.parent)
+                    return message is not None and message.parent == conversation_id
+            case DirectRunsBefore(before):
+                def chosen(row: Row) -> bool:
+                    return not row.parent and row.created_at < before
+        return [r for _, r in sorted((row.created_at, r) for r, row in self.workflow_runs.items() if chosen(row))]
+
+    def _run_counts(self, prefix: str, runs: set[str]) -> dict[str, int]:
+        return {f"{prefix}workflow_runs": len(runs),
+                f"{prefix}node_runs": sum(row.parent in runs for row in self.node_runs.values())}
 
     def _expired(self, before: datetime | None) -> list[str]:
         """Deleted before the cut-off, the oldest delete first."""

@@ -11,6 +11,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from application.errors import Conflict, NodeFailed
+from application.ports.code_sandbox import CodeLimits, CodeSandbox
 from application.ports.templates import Templates
 from application.ports.workflow_runs import RecordedRun, WorkflowRunStore
 from domain.workflows.graph import Edge, ErrorAction, Graph, Node, NodeType, OnError, Retry
@@ -67,6 +68,18 @@ class FakeTemplates(Templates):
             return _plain(eval(braced.group(1) if braced else expression, {"__builtins__": {}}, names))  # noqa: S307
         except NameError as error:
             raise NodeFailed(str(error)) from None
+
+
+class FakeCodeSandbox(CodeSandbox):
+    """Refuses code naming `__import__` before it runs; runs `fail` as a failure, any other code as a sum."""
+
+    def problem(self, source: str) -> str | None:
+        return "`__import__` is not allowed" if "__import__" in source else None
+
+    async def run(self, source: str, inputs: Mapping[str, Any], limits: CodeLimits) -> dict[str, Any]:
+        if source == "fail":
+            raise NodeFailed("the code raised ZeroDivisionError")
+        return {"total": sum(inputs["numbers"]), "count": len(inputs["numbers"])}
 
 
 class FakeWorkflowRunStore(WorkflowRunStore):

@@ -1,10 +1,11 @@
 """ForgetUser ("forget me"): everything memory holds of one end user, and with `conversations` their
-conversations and messages too, in the record (SQL) and the cache (Redis or in-process).
+conversations, messages and workflow runs too, in the record (SQL) and the cache (Redis or in-process).
 
 Memory first: every fact and history entry, every summary, archive entry, entity and cached window
 of each of the user's conversations. With `conversations`, each conversation is then deleted as a
 user would delete it (no turn opens in it, a running one is stopped and awaited), and the rows are
-removed for good with their steps, and their turns' event logs are expired. It answers the counts.
+removed for good with their steps and the user's workflow runs, and the event logs of their turns
+and streamed runs are expired. It answers the counts.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING
 from application.errors import NotFound
 from application.ports.conversation_reader import ConversationFilter, ListPosition
 from domain.accounts.viewers import Viewer
+from domain.ids import TaskId
 from domain.memory.user_facts import ForgetCounts
 
 if TYPE_CHECKING:
@@ -64,9 +66,11 @@ class ForgetUser:
             except NotFound:  # deleted meanwhile
                 continue
         purged = await self._purge.purge_end_user(owner, end_user)
-        for task_id in purged.task_ids:
+        # A streamed run's event log is keyed by the run's id (`run_log`, application/workflows/logged_run.py).
+        for task_id in (*purged.task_ids, *(TaskId(run_id) for run_id in purged.run_ids)):
             await self._events.close(task_id, EXPIRE_AT_ONCE)
-        return replace(counts, conversations=purged.conversations, messages=purged.messages)
+        return replace(counts, conversations=purged.conversations, messages=purged.messages,
+                       workflow_runs=len(purged.run_ids))
 
     async def _conversations(self, owner: OwnerId, end_user: EndUserId) -> list[Conversation]:
         found: list[Conversation] = []

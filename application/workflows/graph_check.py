@@ -1,6 +1,9 @@
 """A workflow graph checked as the editor saves it (its shape, its templates), and again as it is
 published (what it refers to must then exist for its owner: tools, datasets, model profiles).
 
+A `code` node's Python is compiled as it is saved too: code the sandbox would never run (a syntax
+error, a forbidden name, no `def main`) is a problem at its path, not a failure at run time.
+
 A draft may refer to something missing (it is work in progress); it cannot be published so. Every
 problem comes back at once, as `InvalidWorkflow` (422 `invalid_workflow`), named by its path.
 """
@@ -17,6 +20,7 @@ from domain.workflows.validation import parse_graph
 
 if TYPE_CHECKING:
     from application.ports.chat_models import ChatModels
+    from application.ports.code_sandbox import CodeSandbox
     from application.ports.knowledge_base import KnowledgeBase
     from application.ports.templates import Templates
     from application.ports.tools import ToolBox
@@ -24,18 +28,36 @@ if TYPE_CHECKING:
 
 
 class GraphCheck:
-    def __init__(self, templates: Templates, toolbox: ToolBox, knowledge: KnowledgeBase, models: ChatModels) -> None:
+    def __init__(
+        self, templates: Templates, sandbox: CodeSandbox, toolbox: ToolBox, knowledge: KnowledgeBase,
+        models: ChatModels,
+    ) -> None:
         self._templates = templates
+        self._sandbox = sandbox
         self._toolbox = toolbox
         self._knowledge = knowledge
         self._models = models
 
     def parsed(self, raw: Any) -> Graph:
-        """The graph, or `InvalidWorkflow` naming every problem of its shape and templates."""
+        """The graph, or `InvalidWorkflow` naming every problem of its shape and templates, else of its code."""
         try:
-            return parse_graph(raw, self._templates.names, self._templates.problem)
+            graph = parse_graph(raw, self._templates.names, self._templates.problem)
         except WorkflowInvalid as invalid:
             raise InvalidWorkflow(str(invalid), invalid.problems) from invalid
+        if problems := self._code_problems(graph, ""):
+            code_invalid = WorkflowInvalid(problems)
+            raise InvalidWorkflow(str(code_invalid), code_invalid.problems)
+        return graph
+
+    def _code_problems(self, graph: Graph, path: str) -> list[Problem]:
+        problems: list[Problem] = []
+        for index, node in enumerate(graph.nodes):
+            at = f"{path}nodes[{index}]"
+            if node.type is NodeType.CODE and (problem := self._sandbox.problem(node.config["code"])) is not None:
+                problems.append(Problem(f"{at}.code", problem))
+            elif node.type is NodeType.ITERATION:
+                problems += self._code_problems(node.config["body"], f"{at}.body.")
+        return problems
 
     async def publishable(self, raw: Any, owner: OwnerId) -> Graph:
         """The graph, if it is valid and everything it refers to exists for `owner`."""

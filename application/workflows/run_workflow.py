@@ -3,8 +3,9 @@
 The run's inputs are checked against its start node first (`InputsInvalid` names each one wrong).
 The run is recorded as it starts, and with its nodes as it ends, however it ends: succeeded, failed
 (a node failed), `timeout` (past `timeout` seconds), or `stopped` (its caller cancelled it: the
-parent turn stopped, the client went away), in which case the cancellation goes on up once the
-record is written. Its events go to `on_event` as they happen (the SSE stream, a turn's own stream).
+parent turn stopped, a blocking run's client went away, a streamed run was stopped: logged_run.py),
+in which case the cancellation goes on up once the record is written. Its events go to `on_event` as
+they happen (a streamed run's event log, a turn's own stream).
 
 Its model calls are billed to the scope it runs in (a turn's, for a workflow an agent called), else
 to the run's account (application/model_calls/call_scope.py). A run started inside another's is one
@@ -45,7 +46,8 @@ DEFAULT_MAX_DEPTH = 3
 @dataclass(frozen=True, slots=True)
 class RunRequest:
     """A run of `graph`, the workflow's draft (`version` None) or one of its versions. `model`: the
-    calling agent's model profile; `parent_*`: the turn's message and step that called it."""
+    calling agent's model profile; `parent_*`: the turn's message and step that called it; `run_id`:
+    the run's id when its caller needs it before the run starts (a streamed run's event log)."""
 
     owner: OwnerId
     end_user: EndUserId
@@ -56,6 +58,7 @@ class RunRequest:
     model: str | None = None
     parent_message_id: MessageId | None = None
     parent_step_id: ThoughtId | None = None
+    run_id: str | None = None
 
 
 class RunWorkflow:
@@ -79,9 +82,9 @@ class RunWorkflow:
             raise InvalidInput(f"Workflows run inside each other at most {self._max_depth} deep; "
                                f"this one would be {depth} deep.")
         run = WorkflowRun(
-            id=self._ids.new_id(), owner=request.owner, end_user=request.end_user, workflow_id=request.workflow_id,
-            version=request.version, inputs=inputs, started_at=self._clock.now(), depth=depth,
-            parent_message_id=request.parent_message_id, parent_step_id=request.parent_step_id,
+            id=request.run_id or self._ids.new_id(), owner=request.owner, end_user=request.end_user,
+            workflow_id=request.workflow_id, version=request.version, inputs=inputs, started_at=self._clock.now(),
+            depth=depth, parent_message_id=request.parent_message_id, parent_step_id=request.parent_step_id,
         )
         trace = _Recording(run.id, on_event or _ignore)
         await self._runs.start(run)

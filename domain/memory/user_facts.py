@@ -101,8 +101,9 @@ class ForgetCounts:
     windows: int = 0
     conversations: int = 0
     messages: int = 0
+    workflow_runs: int = 0
 
     def __post_init__(self) -> None:
         if min(self.facts, self.conversation_entities, self.archive_entries, self.summaries, self.windows,
-               self.conversations, self.messages) < 0:
+               self.conversations, self.messages, self.workflow_runs) < 0:
             raise DomainError("counts cannot be negative")

@@ -2,10 +2,11 @@
 
 Each batch picks its rows oldest first through an index of its own (`rows.py`, migration 0009:
 steps by `created_at`, steps and messages that still hold a prompt, deleted conversations by
-`deleted_at`; the ledger's `ix_model_calls_created`), so a batch reads what it removes and little
-more, and an emptied prompt leaves its partial index. The filters are literals, not parameters:
-only then may the planner use a partial index. Rows are removed children first (steps, messages,
-then the conversation), so no foreign key is left dangling on a backend that does not cascade.
+`deleted_at`; the ledger's `ix_model_calls_created`; direct workflow runs by `started_at`,
+migration 0015; a message's runs by `parent_message_id`), so a batch reads what it removes and
+little more, and an emptied prompt leaves its partial index. The filters are literals, not
+parameters: only then may the planner use a partial index. Rows are removed children first (steps,
+node runs, runs, messages, then the conversation), so nothing is left pointing at a removed row.
 Nothing here locks a row a turn writes: turns write new rows, prunes remove old ones.
 """
 
@@ -15,12 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import and_, delete, exists, func, literal_column, not_, select, update
 
-from application.ports.pruning import MessageRef, PruneStore
+from application.ports.pruning import DirectRunsBefore, MessageRef, PrunedRuns, PruneStore, RunsCalledIn
 from domain.ids import ConversationId, MessageId, TaskId
 from domain.retention import PruneCounts
 from infrastructure.persistence.memory_rows import MemoryEntityRow
 from infrastructure.persistence.model_call_rows import ModelCallRow
 from infrastructure.persistence.rows import ConversationRow, MessageAgentThoughtRow, MessageRow, utc
+from infrastructure.persistence.workflow_run_rows import NodeRunRow, WorkflowRunRow
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -31,11 +33,21 @@ if TYPE_CHECKING:
     from infrastructure.persistence.database import Database
 
 C, M, T, K, E = ConversationRow, MessageRow, MessageAgentThoughtRow, ModelCallRow, MemoryEntityRow
+R, N = WorkflowRunRow, NodeRunRow
 EMPTY: ColumnClause[str] = literal_column("''")
 
 
 def _deleted_before(before: datetime) -> ColumnElement[bool]:
     return and_(C.deleted_at.is_not(None), C.deleted_at < utc(before))
+
+
+def _runs(runs: PrunedRuns) -> ColumnElement[bool]:
+    """The workflow runs named, as a filter of `workflow_runs`."""
+    match runs:
+        case RunsCalledIn(conversation_id):
+            return R.parent_message_id.in_(select(M.id).where(M.conversation_id == conversation_id))
+        case DirectRunsBefore(started_before):
+            return and_(R.parent_message_id.is_(None), R.started_at < utc(started_before))
 
 
 class SqlAlchemyPruneStore(PruneStore):
@@ -55,6 +67,7 @@ class SqlAlchemyPruneStore(PruneStore):
             queries["steps"] = _count(T, T.created_at < utc(cutoffs.steps), *_outside(T.message_id, gone))
         if cutoffs.model_calls is not None:
             queries["model_calls"] = _count(K, K.created_at < utc(cutoffs.model_calls))
+        queries |= _run_counts(gone, cutoffs.workflow_runs)
         prompts: list[Select[Any]] = []
         if cutoffs.prompt_snapshots is not None:
             before = utc(cutoffs.prompt_snapshots)
@@ -113,6 +126,16 @@ class SqlAlchemyPruneStore(PruneStore):
         batch = select(K.id).where(K.created_at < utc(before)).order_by(K.created_at).limit(limit)
         return await self._removed("remove model calls past their retention", delete(K).where(K.id.in_(batch)))
 
+    async def delete_node_runs(self, runs: PrunedRuns, limit: int) -> int:
+        # By the run alone: the runs' index gives that order, so no batch sorts every old node run.
+        batch = select(N.seq).join(R, R.id == N.run_id).where(_runs(runs)).order_by(R.started_at).limit(limit)
+        return await self._removed("remove workflow runs' node runs", delete(N).where(N.seq.in_(batch)))
+
+    async def delete_workflow_runs(self, runs: PrunedRuns, limit: int) -> int:
+        emptied = ~exists().where(N.run_id == R.id)  # even on a backend that does not cascade
+        batch = select(R.id).where(_runs(runs), emptied).order_by(R.started_at).limit(limit)
+        return await self._removed("remove workflow runs", delete(R).where(R.id.in_(batch)))
+
     async def _removed(self, operation: str, statement: Any) -> int:
         async with self._db.transaction(operation) as session:
             return _rows(await session.execute(statement))
@@ -120,6 +143,22 @@ class SqlAlchemyPruneStore(PruneStore):
 
 def _count(table: Any, *where: ColumnElement[bool]) -> Select[Any]:
     return select(func.count()).select_from(table).where(*where)
+
+
+def _run_counts(gone: Select[Any] | None, started_before: datetime | None) -> dict[str, Select[Any]]:
+    """The workflow runs (and their node runs) that the messages `gone` called, and the direct ones
+    past their age: disjoint, since a direct run has no message."""
+    queries: dict[str, Select[Any]] = {}
+    if gone is not None:
+        queries |= _runs_and_nodes("conversation_", R.parent_message_id.in_(gone))
+    if started_before is not None:
+        queries |= _runs_and_nodes("", _runs(DirectRunsBefore(started_before)))
+    return queries
+
+
+def _runs_and_nodes(prefix: str, runs: ColumnElement[bool]) -> dict[str, Select[Any]]:
+    return {f"{prefix}workflow_runs": _count(R, runs),
+            f"{prefix}node_runs": _count(N, N.run_id.in_(select(R.id).where(runs)))}
 
 
 def _outside(column: Any, removed: Select[Any] | None) -> list[ColumnElement[bool]]:

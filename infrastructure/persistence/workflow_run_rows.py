@@ -13,7 +13,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Double, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import Double, ForeignKey, Index, Integer, String, Text, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from application.errors import MalformedRecord
@@ -22,6 +22,8 @@ from domain.workflows.graph import NodeType
 from domain.workflows.runs import NodeRun, NodeStatus, RunStatus, Spent, WorkflowRun
 from infrastructure.persistence.rows import END_USER, ID, OWNER, SEQUENCE, TIMESTAMP, Base, utc
 
+DIRECT = text("parent_message_id IS NULL")  # a run no turn's tool call started
+
 
 class WorkflowRunRow(Base):
     __tablename__ = "workflow_runs"
@@ -29,6 +31,8 @@ class WorkflowRunRow(Base):
         Index("ix_workflow_runs_owner_started", "owner", "end_user", "started_at"),  # an account's runs
         Index("ix_workflow_runs_workflow_started", "workflow_id", "started_at"),  # a workflow's runs
         Index("ix_workflow_runs_parent_message", "parent_message_id"),  # the runs a turn's tools started
+        # Retention: direct runs, the oldest start first (only those are in it; migration 0015).
+        Index("ix_workflow_runs_direct_started", "started_at", postgresql_where=DIRECT, sqlite_where=DIRECT),
     )
 
     id: Mapped[str] = mapped_column(ID, primary_key=True)

@@ -5,38 +5,18 @@ from fastapi import APIRouter, Depends, Header, Query
 from fastapi.responses import Response
 from fastapi.sse import EventSourceResponse
 
-from application.errors import MalformedRequest
 from application.tasks.follow_task import FollowTask
 from application.tasks.stop_task import StopTask
 from domain.accounts.viewers import Viewer
 from domain.conversations.conversation import MessageStatus
 from domain.ids import TaskId
+from interfaces.http.event_ids import EventId, resume_point
 from interfaces.http.openapi import ERROR_RESPONSES, SSE_CONTENT
 from interfaces.http.owner import current_viewer
-from interfaces.http.schemas import JsonPattern, UnicodeText
+from interfaces.http.schemas import UnicodeText
 from interfaces.http.sse import sse_response
 
 router = APIRouter(responses=ERROR_RESPONSES)
-
-
-MAX_EVENT_ID_DIGITS = 18  # below 2**63: far more events than any task has
-# Checked by `_resume_point` (a 400, as for any malformed header), described here for the schema.
-EventId = Annotated[str, JsonPattern(f"^[0-9]{{0,{MAX_EVENT_ID_DIGITS}}}$")]
-
-
-def _resume_point(header: str | None, query: str | None) -> int:
-    """The id to resume after: the header's (an EventSource's reconnect), else the query's (a first
-    connection that cannot set headers); an empty one is none. Both are checked, so that a bad one
-    is a 400 whichever of the two carries it, beside an empty or a valid other."""
-    for raw, name in ((header, "Last-Event-ID"), (query, "Last-Event-ID (query `last_event_id`)")):
-        # Bounded so that every event log can take it (a Redis stream id part is 64-bit), and so
-        # that Python never converts thousands of digits.
-        if raw and not (raw.isascii() and raw.isdigit() and len(raw) <= MAX_EVENT_ID_DIGITS):
-            raise MalformedRequest(
-                f"{name} must be a non-negative integer of at most {MAX_EVENT_ID_DIGITS} digits, "
-                f"got {raw[:40]!r}."
-            )
-    return int(header or query or 0)
 
 
 # Not `response_class=EventSourceResponse`: FastAPI would then treat this coroutine as a generator
@@ -60,7 +40,7 @@ async def task_events(
 ) -> EventSourceResponse | Response:
     """Replay a task's events after Last-Event-ID (header or query), then follow it live. A client
     that has the terminal event already gets 204, which makes an EventSource stop reconnecting."""
-    after = _resume_point(last_event_id_header, last_event_id)
+    after = resume_point(last_event_id_header, last_event_id)
     await follow.owned(TaskId(task_id), viewer)
     if await follow.has_ended(TaskId(task_id), after):
         return Response(status_code=204)

@@ -1,45 +1,45 @@
-"""Running a workflow over HTTP, and reading a run's record.
+"""Running a workflow over HTTP, following and stopping a streamed run, and reading a run's record.
 
 `POST /api/workflows/{id}/run` runs the latest version (or `version`, or the draft with `draft: true`)
-for the caller's end user (`user`; without it the account itself). It answers once the run ended,
-or with `stream: true` SSE frames as it goes, each with an `id` (1, 2, … in the run): the run's
-events, then `done`. The stream is not resumable: a client that goes away stops the run, which is
-recorded `stopped` (its record, `GET /api/workflow-runs/{id}`, stays readable). Inputs that the start
-node does not take are 422 before anything runs, each named in `problems`.
+for the caller's end user (`user`; without it the account itself). It answers once the run ended, or
+with `stream: true` SSE frames as it goes (run_frames.py), each with an `id` (1, 2, … in the run):
+the run's events, then `done`. A streamed run is a task with an event log of its own
+(application/workflows/logged_run.py), and the stream only follows it: the run goes on when its
+client goes away, `GET /api/workflow-runs/{id}/events` resumes after `Last-Event-ID` on any worker
+(204 once the client has the end), `POST /api/workflow-runs/{id}/stop` stops it from any worker, and
+a run no client has followed for `MEMAGENT_WORKFLOWS__CLIENT_GRACE` is stopped. A blocking run is
+stopped when its client goes away. Every way it ends is in its record,
+`GET /api/workflow-runs/{id}`. Inputs that the start node does not take are 422 before anything
+runs, each named in `problems`. Runs are an account's: an agent key is 403 on each route.
 """
 
-import asyncio
-import json
-import logging
-from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 from dependency_injector.wiring import Provide, inject
-from fastapi import APIRouter, Depends, Path
-from fastapi.sse import KEEPALIVE_COMMENT, EventSourceResponse, format_sse_event
+from fastapi import APIRouter, Depends, Header, Path, Query
+from fastapi.responses import Response
+from fastapi.sse import EventSourceResponse
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from application.accounts.authenticate import Caller
-from application.errors import ApplicationError
 from application.ports.workflow_runs import RecordedRun
+from application.workflows.follow_run import FollowRun
 from application.workflows.get_workflow_run import GetWorkflowRun
+from application.workflows.launch_run import LaunchRun
 from application.workflows.prepare_run import PrepareRun
-from application.workflows.run_workflow import RunRequest, RunWorkflow
+from application.workflows.run_workflow import RunWorkflow
+from application.workflows.stop_run import StopRun
 from domain.accounts.viewers import MAX_END_USER_CHARS
-from domain.workflows.events import WorkflowEvent
-from domain.workflows.runs import NodeRun, WorkflowRun
+from domain.workflows.runs import NodeRun, RunStatus, WorkflowRun
 from domain.workflows.workflow import MAX_VERSION, WorkflowId
+from interfaces.http.event_ids import EventId, resume_point
 from interfaces.http.openapi import ERROR_RESPONSES, SSE_CONTENT
 from interfaces.http.owner import EndUser, current_caller, viewer_of
+from interfaces.http.run_frames import run_stream
 from interfaces.http.schemas import JsonInt, UnicodeText
 
-log = logging.getLogger(__name__)
 router = APIRouter(responses=ERROR_RESPONSES, tags=["workflows"])
-
-# A run whose client went away is cancelled, not awaited (the stream's own task is being cancelled
-# too); this keeps it alive until it has recorded itself `stopped`.
-_STOPPING: set[asyncio.Task[WorkflowRun]] = set()
-_QUIET = object()  # no event for `keepalive` seconds: the stream sends a comment
+RunId = Annotated[UnicodeText, Path(min_length=1, max_length=64)]
 
 
 class RunWorkflowBody(BaseModel):
@@ -71,7 +71,8 @@ async def run_workflow(
     caller: Annotated[Caller, Depends(current_caller)],
     prepare: Annotated[PrepareRun, Depends(Provide["workflows.prepare_run"])],
     run: Annotated[RunWorkflow, Depends(Provide["workflows.run_workflow"])],
-    keepalive: Annotated[float, Depends(Provide["workflows.stream_keepalive"])],
+    launch: Annotated[LaunchRun, Depends(Provide["workflows.launch_run"])],
+    follow: Annotated[FollowRun, Depends(Provide["workflows.follow_run"])],
 ) -> dict[str, Any] | EventSourceResponse:
     """Runs the workflow: `{run_id, status, outputs, error}` once it ended, or SSE frames
     (`workflow_started`, `node_started`, `node_finished`, `workflow_finished`, `done`)."""
@@ -79,15 +80,15 @@ async def run_workflow(
     viewer = viewer_of(caller, body.user)
     request = await prepare(WorkflowId(workflow_id), owner, viewer.speaker, body.inputs, body.version, body.draft)
     if body.stream:
-        return EventSourceResponse(_frames(run, request, keepalive),
-                                   headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+        key = await launch(request)
+        return run_stream(follow.batches(key), key)
     return _ended_data(await run(request))
 
 
 @router.get("/api/workflow-runs/{run_id}")
 @inject
 async def get_workflow_run(
-    run_id: Annotated[UnicodeText, Path(min_length=1, max_length=64)],
+    run_id: RunId,
     caller: Annotated[Caller, Depends(current_caller)],
     get: Annotated[GetWorkflowRun, Depends(Provide["workflows.get_run"])],
     user: EndUser | None = None,
@@ -100,46 +101,53 @@ async def get_workflow_run(
     return _run_data(await get(run_id, viewer.owner, viewer.end_user))
 
 
-async def _frames(run: RunWorkflow, request: RunRequest, keepalive: float) -> AsyncIterator[bytes]:
-    events: asyncio.Queue[WorkflowEvent | None] = asyncio.Queue()
-    task = asyncio.create_task(run(request, events.put_nowait))
-    task.add_done_callback(lambda _: events.put_nowait(None))
-    frame_id, run_id = 0, None
-    try:
-        while (event := await _next(events, keepalive)) is not None:
-            if event is _QUIET:
-                yield KEEPALIVE_COMMENT
-                continue
-            frame_id, run_id = frame_id + 1, event.run_id
-            yield _frame(event.kind.value, frame_id, event.to_dict())
-        failure = task.exception()
-        if failure is not None:
-            log.error("workflow run %s failed: %r", run_id, failure)
-            frame_id += 1
-            yield _frame("error", frame_id, {"event": "error", "workflow_run_id": run_id, **_error_body(failure)})
-        yield _frame("done", frame_id + 1, {"workflow_run_id": run_id})
-    finally:
-        if not task.done():
-            task.cancel()
-            _STOPPING.add(task)
-            task.add_done_callback(_STOPPING.discard)
+# Not `response_class=EventSourceResponse` (see tasks.py): the 404 and 204 are answered first.
+@router.get(
+    "/api/workflow-runs/{run_id}/events",
+    response_model=None,
+    response_class=Response,  # no media type of its own: the answer is only text/event-stream
+    responses={
+        200: {"content": SSE_CONTENT, "description": "the run's SSE frames, as its stream sends them"},
+        204: {"description": "the client has seen the run's end already: nothing more will come"},
+    },
+)
+@inject
+async def workflow_run_events(
+    run_id: RunId,
+    caller: Annotated[Caller, Depends(current_caller)],
+    follow: Annotated[FollowRun, Depends(Provide["workflows.follow_run"])],
+    user: EndUser | None = None,
+    last_event_id_header: Annotated[EventId | None, Header(alias="Last-Event-ID")] = None,
+    last_event_id: Annotated[EventId | None, Query()] = None,
+) -> EventSourceResponse | Response:
+    """Replay a streamed run's frames after Last-Event-ID (header or query), then follow it live
+    until `done`. A client that has the end already gets 204; a run that did not stream, or whose
+    events are no longer kept, is 404, as another account's or end user's is."""
+    caller.account("follow workflow runs")
+    after = resume_point(last_event_id_header, last_event_id)
+    viewer = viewer_of(caller, user)
+    key = await follow.owned(run_id, viewer.owner, viewer.end_user)
+    if await follow.has_ended(key, after):
+        return Response(status_code=204)
+    return run_stream(follow.batches(key, after), run_id)
 
 
-async def _next(events: asyncio.Queue[WorkflowEvent | None], keepalive: float) -> Any:
-    try:
-        return await asyncio.wait_for(events.get(), keepalive)
-    except TimeoutError:
-        return _QUIET
-
-
-def _frame(name: str, frame_id: int, data: dict[str, Any]) -> bytes:
-    return format_sse_event(event=name, id=str(frame_id), data_str=json.dumps(data, ensure_ascii=False))
-
-
-def _error_body(failure: BaseException) -> dict[str, str]:
-    if isinstance(failure, ApplicationError):
-        return {"code": failure.code, "message": failure.message}
-    return {"code": "internal_error", "message": "The run failed on an internal error."}
+@router.post("/api/workflow-runs/{run_id}/stop")
+@inject
+async def stop_workflow_run(
+    run_id: RunId,
+    caller: Annotated[Caller, Depends(current_caller)],
+    stop: Annotated[StopRun, Depends(Provide["workflows.stop_run"])],
+    user: EndUser | None = None,
+) -> dict[str, str]:
+    """Stop a running streamed run, from any worker, and say how it ended: `stopped`, or `stop
+    requested` when it had not ended within a few seconds. A run that ended before, or that did
+    not stream, is 409 naming why."""
+    caller.account("stop workflow runs")
+    viewer = viewer_of(caller, user)
+    status = await stop(run_id, viewer.owner, viewer.end_user)
+    result = "stopped" if status is RunStatus.STOPPED else "stop requested"
+    return {"run_id": run_id, "result": result, "status": status.value}
 
 
 def _run_data(recorded: RecordedRun) -> dict[str, Any]:

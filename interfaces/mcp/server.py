@@ -1,4 +1,5 @@
-"""memagent as an MCP server (official `mcp` SDK): tools `chat`, `get_memory` and `search_memory`.
+"""memagent as an MCP server (official `mcp` SDK): tools `chat`, `get_memory` and `search_memory`,
+and the calling account's published workflows (workflow_tools.py).
 
 Two transports, one set of tools:
 
@@ -20,12 +21,12 @@ named, is "not found". A use case's failure or a bad `user` comes back as an MCP
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from mcp.server.mcpserver import Context, MCPServer
+# A real import: the SDK reads each tool's signature, `ctx: Context` included, at run time.
+from mcp.server.mcpserver import Context  # noqa: TC002
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
@@ -43,8 +44,11 @@ from domain.memory.user_facts import FactHolder
 from interfaces.http.schemas import turn_result_data
 from interfaces.http.user_memory import hit_data, memory_data
 from interfaces.lifecycle import start_backends, stop_backends
+from interfaces.mcp.tool_errors import tool_errors
+from interfaces.mcp.workflow_tools import WithWorkflowTools
 
 if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
     from starlette.types import ASGIApp
 
     from domain.conversations.conversation import Message
@@ -58,7 +62,8 @@ INSTRUCTIONS = (
     "memagent runs chat turns for memory-powered agents. `chat` sends a message (in a new conversation, "
     "or in `conversation_id`) and returns the answer with the turn's steps; `get_memory` shows what the "
     "agent remembers of a conversation, or of an end user (`user`) across their conversations, facts "
-    "included; `search_memory` finds what was said about a subject, in one conversation or across them."
+    "included; `search_memory` finds what was said about a subject, in one conversation or across them. "
+    "Any other tool is one of the account's published workflows: a call runs its latest version."
 )
 
 
@@ -67,7 +72,7 @@ def _turn_data(message: Message) -> dict[str, Any]:
             "created_at": message.created_at.isoformat()}
 
 
-class _ToolsOnly(MCPServer):
+class _ToolsOnly(WithWorkflowTools):
     """memagent serves tools, no prompts: asking for one is the client's mistake, answered as JSON-RPC
     invalid params (-32602, as the MCP spec names it) rather than as a server error logged with its
     traceback, which any client could repeat to fill the log."""
@@ -80,14 +85,15 @@ class _ToolsOnly(MCPServer):
 
 def build_mcp_server(container: Container, owner_of: OwnerOf) -> MCPServer:
     """A fresh server (the SDK's session manager runs once per instance) over the container's use cases."""
-    server = _ToolsOnly("memagent", instructions=INSTRUCTIONS, version="0.1.0", log_level="WARNING")
-
     async def caller(ctx: Context) -> tuple[OwnerId, str | None]:
-        with _tool_errors():
+        with tool_errors():
             return await owner_of(_headers(ctx))
 
     async def owner(ctx: Context) -> OwnerId:
         return (await caller(ctx))[0]
+
+    server = _ToolsOnly("memagent", instructions=INSTRUCTIONS, version="0.1.0", log_level="WARNING", owner=owner,
+                        workflows=container.workflows.published_tools())
 
     @server.tool()
     async def chat(
@@ -106,7 +112,7 @@ def build_mcp_server(container: Container, owner_of: OwnerOf) -> MCPServer:
             conversation_id=ConversationId(conversation_id) if conversation_id else None,
             agent_id=AppId(agent_id) if agent_id else None,
         )
-        with _tool_errors():
+        with tool_errors():
             handle = await container.start_turn()(request)
             result = await aggregate(container.follow_task()(handle.task_id))
         return turn_result_data(handle, result) | {
@@ -131,7 +137,7 @@ def build_mcp_server(container: Container, owner_of: OwnerOf) -> MCPServer:
                 itself, whose conversations `chat` makes. With `conversation_id`, it must be the conversation's.
         """
         who, named = await owner(ctx), _named_user(user)
-        with _tool_errors():
+        with tool_errors():
             if conversation_id is None:
                 return memory_data(await container.memory.user_memory().read(FactHolder(who, named or ACCOUNT_ITSELF)))
             return await _conversation_memory(container, Viewer(who, named), ConversationId(conversation_id))
@@ -154,7 +160,7 @@ def build_mcp_server(container: Container, owner_of: OwnerOf) -> MCPServer:
             top_k: How many results to return (1 to 50).
         """
         who, named = await owner(ctx), _named_user(user)
-        with _tool_errors():
+        with tool_errors():
             if conversation_id is None:
                 return await _user_search(container, FactHolder(who, named or ACCOUNT_ITSELF), query, top_k)
             return await _conversation_search(container, Viewer(who, named), ConversationId(conversation_id),
@@ -171,15 +177,6 @@ def _named_user(user: str | None) -> EndUserId | None:
         return check_end_user(user)
     except DomainError as bad:
         raise ToolError(f"{InvalidInput.code}: {bad}.") from None
-
-
-@contextlib.contextmanager
-def _tool_errors() -> Iterator[None]:
-    """A use case's failure as an MCP tool error: its code and plain message."""
-    try:
-        yield
-    except ApplicationError as failure:
-        raise ToolError(f"{failure.code}: {failure.message}") from None
 
 
 async def _conversation_memory(container: Container, viewer: Viewer, conversation_id: ConversationId) -> dict[str, Any]:

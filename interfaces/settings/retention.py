@@ -16,6 +16,9 @@ class RetentionSettings(BaseModel):
         30.0, ge=0, description="after its delete, a conversation goes for good: messages, steps, memory, event logs"
     )
     model_call_days: float = Field(400.0, ge=0, description="rows of the model-call ledger are removed")
+    workflow_run_days: float = Field(
+        90.0, ge=0, description="after its start, a direct workflow run (no turn called it) goes with its node runs"
+    )
     interval: float = Field(3600.0, ge=0, description="seconds between scheduled prunes; 0: only `memagent prune`")
     batch_size: int = Field(1000, ge=1, le=100_000, description="rows removed per transaction")
     batch_pause: float = Field(0.05, ge=0, description="seconds between two batches, so that turns are not starved")

@@ -1,5 +1,6 @@
-"""MEMAGENT_WORKFLOWS__*: how long and how deep a workflow may run, and what its templates, `code`
-nodes and `http_request` nodes may use (docs/workflows.md)."""
+"""MEMAGENT_WORKFLOWS__*: how long and how deep a workflow may run, how long a streamed run goes on
+without a client, and what its templates, `code` nodes and `http_request` nodes may use
+(docs/workflows.md)."""
 
 from pydantic import BaseModel, Field
 
@@ -12,6 +13,9 @@ class WorkflowsSettings(BaseModel):
     timeout: float = Field(300.0, gt=0, le=86_400, description="seconds a run may take before it ends `timeout`")
     max_depth: int = Field(
         3, ge=1, le=16, description="how deep workflows may run inside each other (a workflow tool in a workflow)")
+    client_grace: float = Field(
+        30.0, gt=0, le=3600,
+        description="seconds a streamed run goes on with no client following it; then it is stopped")
     iteration_parallelism: int = Field(
         4, ge=1, le=64, description="items an iteration node runs at once when it names no `parallelism`")
 

@@ -17,7 +17,7 @@ const state = { agents: [], agent: null };
 const editor = new DraftEditor();
 const debug = new DebugChat((promise) => guard(promise));
 const versions = new Versions(editor, () => refreshAgent());
-const workflows = new WorkflowsSection(() => showGate());
+const workflows = new WorkflowsSection(() => showGate(), () => guard(loadWorkflowChoices()));
 
 // Every failure ends up on the page, never as an unhandled rejection; a refused key opens the gate.
 function guard(promise) {
@@ -46,9 +46,14 @@ async function loadCatalog() {
 // What a draft may refer to changes while the page is open (a dataset made, an MCP server up):
 // read again each time an agent is opened.
 async function loadPickLists() {
-  const [tools, datasets] = await Promise.all([toolGroups(), datasetGroups()]);
+  const [tools, datasets] = await Promise.all([toolGroups(), datasetGroups(), loadWorkflowChoices()]);
   editor.setOptions("tools", tools);
   editor.setOptions("datasets", datasets);
+}
+
+// The workflows a draft may pin; read again after a publish in the Workflows section.
+async function loadWorkflowChoices() {
+  editor.setOptions("workflows", (await json("/api/workflows")).data);
 }
 
 function describe(agent) {

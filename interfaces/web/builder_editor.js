@@ -59,8 +59,14 @@ export class DraftEditor {
   show(draft, config = draft.config) {
     this.base = { revision: draft.revision, config: draft.config };
     this.hideConflict();
-    writeConfig(this.controls, config);
+    this.write(config);
     this.changed();
+  }
+
+  // The pins' diffs are against the saved draft's pins: what saving would change.
+  write(config) {
+    this.controls.workflows.setSaved(this.base.config.workflows);
+    writeConfig(this.controls, config);
   }
 
   current() {
@@ -132,7 +138,7 @@ export class DraftEditor {
     const config = this.current();
     this.base = { revision: this.newer.revision, config: this.newer.config };
     this.hideConflict();
-    writeConfig(this.controls, config);
+    this.write(config);
     return this.save();
   }
 }

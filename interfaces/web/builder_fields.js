@@ -1,6 +1,7 @@
 // The draft's fields as form controls, grouped by topic, one control per config field (by its path,
 // as the API's diff names it). Each control reads and writes its value in the API's own types.
 import { el } from "/web/dom.js";
+import { pinsControl } from "/web/builder_pins.js";
 
 const LANGUAGES = [["en", "English"], ["zh", "Chinese"]];
 const SCOPES = [["account", "Shared across this account's agents"], ["agent", "This agent only"]];
@@ -23,6 +24,7 @@ export const GROUPS = [
     { path: "tools", label: "Tools", kind: "choices", code: true, empty: "No tools on this server.",
       missing: "Not available on this server",
       unknown: "no tool of this name now: it stays in the draft until unticked" },
+    { path: "workflows", label: "Workflows, each pinned to a published version", kind: "pins" },
     { path: "max_tool_rounds", label: "Max tool rounds", kind: "number", min: 0, max: 20, step: 1 },
     { path: "stream_thoughts", label: "Stream thoughts", kind: "check" },
   ]],
@@ -154,7 +156,7 @@ function choicesControl(spec) {
 }
 
 const MAKERS = { textarea: textControl, lines: textControl, number: textControl, check: checkControl,
-                 select: selectControl, choices: choicesControl };
+                 select: selectControl, choices: choicesControl, pins: pinsControl };
 
 // Builds every group into `root`; returns {path: control} and the group fieldsets.
 export function buildFields(root) {

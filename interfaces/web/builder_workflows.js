@@ -11,9 +11,11 @@ import { inputForm, readInputs, runWorkflow } from "/web/builder_workflows_run.j
 const base = (id) => `/api/workflows/${encodeURIComponent(id)}`;
 
 export class WorkflowsSection {
-  // `onRefused()`: the key may not build (403); the page shows its gate.
-  constructor(onRefused) {
+  // `onRefused()`: the key may not build (403); the page shows its gate. `onPublished()`: a new
+  // version exists, which an agent's draft may now pin.
+  constructor(onRefused, onPublished) {
     this.onRefused = onRefused;
+    this.onPublished = onPublished;
     this.workflow = null;  // as last read or saved: {id, name, revision, graph, …}
     this.versions = [];
     this.statuses = {};  // node id → status in the run shown
@@ -172,7 +174,7 @@ export class WorkflowsSection {
     }
     $("workflow-publish-note").value = "";
     $("workflow-notice").textContent = `Published v${made.version}.`;
-    await Promise.all([this.open(this.workflow.id), this.load()]);
+    await Promise.all([this.open(this.workflow.id), this.load(), this.onPublished()]);
   }
 
   // The form follows the start inputs of what would run: the saved draft, or the version picked.

@@ -55,7 +55,6 @@ from application.tasks.follow_task import FollowTask, FollowTimes
 from application.tasks.stop_message import StopMessage
 from application.tasks.stop_task import StopTask
 from application.tasks.sweep_stale_turns import SweepStaleTurns, SweepTimes
-from application.workflows.workflow_tool import StoredWorkflowTools
 from domain.accounts.rate_limits import RateLimits
 from domain.tools.calls import RetryPolicy
 from infrastructure.embeddings.lexical import LexicalEmbedder
@@ -243,7 +242,8 @@ class Container(containers.DeclarativeContainer):
     workflows = providers.Container(
         WorkflowsContainer, config=config, database=database, toolbox=toolbox, knowledge=knowledge_base,
         models=chat_models, embedder=embedder, clock=clock, ids=ids, metrics=metrics, tracer=tracer,
-        tokenizer=tokenizer, recorder=model_calls.record,
+        tokenizer=tokenizer, recorder=model_calls.record, events=event_log, tasks=task_control, presence=task_presence,
+        spawner=spawner, messages=message_store,
     )
     agents = providers.Container(
         AgentsContainer, store=agent_store, models=chat_models, toolbox=toolbox, knowledge=knowledge_base,
@@ -307,11 +307,7 @@ class Container(containers.DeclarativeContainer):
         ).provider,
         schemas=schema_check,
         # An agent's pinned workflow versions are tools of its turns (docs/workflows.md).
-        new_workflows=providers.Factory(
-            TurnWorkflows, tools=providers.Singleton(
-                StoredWorkflowTools, store=workflows.store, check=workflows.check, run_workflow=workflows.run_workflow
-            ),
-        ).provider,
+        new_workflows=providers.Factory(TurnWorkflows, tools=workflows.tools).provider,
     )
     run_turn = providers.Singleton(
         RunChatTurn, save=providers.Singleton(SaveOutcome, store=message_store, retry_for=config.turn.save_retry,

@@ -31,7 +31,7 @@ def retention_policy(retention: Mapping[str, Any]) -> RetentionPolicy:
     return RetentionPolicy(
         prompt_snapshots=_days(retention["prompt_days"]), steps=_days(retention["step_days"]),
         deleted_conversations=_days(retention["deleted_conversation_days"]),
-        model_calls=_days(retention["model_call_days"]),
+        model_calls=_days(retention["model_call_days"]), workflow_runs=_days(retention["workflow_run_days"]),
     )
 
 

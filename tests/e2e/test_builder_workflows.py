@@ -1,7 +1,9 @@
 """The builder's Workflows section (/builder, interfaces/web/builder_workflows*.js) in a real headless
 Chromium against a real `memagent serve`: a workflow created, its draft refused with the problems by
 JSON path, fixed, published with a note, drawn as SVG and run from the form its start inputs make,
-each step checked against the API; and untrusted ids, descriptions and outputs shown inert. Every
+each step checked against the API; an agent's draft pinning a version, then moved to a newer one,
+with the tool schema's diff shown before it is saved; and untrusted ids, descriptions and outputs
+shown inert. Every
 test fails on a console error or an uncaught exception of the page (a refusal a test provokes on
 purpose is named where it is).
 """
@@ -20,7 +22,7 @@ from tests.e2e.web_page import watched_tab
 from tests.service import Service, running_service
 
 XSS = '<img src=x onerror="window.__xss = 1">'
-GREETER = {
+GREETER: dict[str, Any] = {
     "nodes": [
         {"id": "start", "type": "start", "inputs": [{"name": "city", "type": "string", "description": "Where to"}]},
         {"id": "greet", "type": "template", "template": "Hello {{ start.city }}"},
@@ -163,4 +165,72 @@ def test_untrusted_ids_descriptions_and_outputs_render_inert(
     page.locator("#workflow-run-status", has_text="Run succeeded").wait_for()
     assert json.dumps(XSS) in page.locator("#workflow-run-outputs").inner_text()  # shown as JSON text
     assert page.locator("#workflows-section img, #workflows-section script").count() == 0
+    assert page.evaluate("window.__xss") is None
+
+
+def trip_graph(city: dict[str, Any], *more: dict[str, Any]) -> dict[str, Any]:
+    return {**GREETER, "nodes": [{"id": "start", "type": "start", "inputs": [city, *more]}, *GREETER["nodes"][1:]]}
+
+
+def published_twice(api: httpx.Client) -> str:
+    """v1 takes `city`; v2 describes `city` otherwise (with markup) and adds a required `days`."""
+    city = {"name": "city", "type": "string", "description": "Where to"}
+    workflow_id: str = api.post("/api/workflows", json={"name": "trip", "description": "Plans a trip.",
+                                                         "graph": trip_graph(city)}).json()["id"]
+    assert api.post(f"/api/workflows/{workflow_id}/publish", json={"note": "city"}).status_code == 201
+    v2 = trip_graph({**city, "description": XSS}, {"name": "days", "type": "integer", "description": "How long"})
+    assert api.put(f"/api/workflows/{workflow_id}/draft", json={"revision": 1, "graph": v2}).status_code == 200
+    assert api.post(f"/api/workflows/{workflow_id}/publish", json={"note": "days"}).status_code == 201
+    return workflow_id
+
+
+def open_agent(tab: Any, agent_id: str) -> None:
+    tab.locator(f"#agents li[data-id='{agent_id}'] button").click()
+    tab.locator("#agent-name", has_text="Pinner").wait_for()
+    tab.locator("#save-state", has_text="revision").wait_for()
+
+
+def save_agent(tab: Any, revision: int) -> None:
+    tab.get_by_role("button", name="Save draft", exact=True).click()
+    tab.locator("#save-state", has_text=f"Saved · revision {revision}").wait_for()
+
+
+def diff_rows(tab: Any) -> list[list[str]]:
+    rows = tab.locator("#f-workflows table.tool-diff tbody tr")
+    return [rows.nth(i).locator("td, th").all_inner_texts() for i in range(rows.count())]
+
+
+def test_moving_a_pin_to_a_newer_version_shows_the_tool_schema_diff_before_the_agent_is_saved(
+    page: Any, api: httpx.Client
+) -> None:
+    workflow_id = published_twice(api)
+    agent_id = api.post("/api/agents", json={"name": "Pinner"}).json()["id"]
+    open_builder(page)
+    open_agent(page, agent_id)
+
+    page.get_by_label("Workflow to pin").select_option(label="trip")
+    page.get_by_label("Version to pin").select_option("1")
+    page.get_by_role("button", name="Pin workflow").click()
+    page.locator("#f-workflows caption", has_text="Tool schema of v1 (new pin)").wait_for()
+    assert diff_rows(page) == [["added", "name", "—", "trip"], ["added", "description", "—", "Plans a trip."],
+                               ["added", "parameters.city", "—", "string · required · Where to"]]
+    save_agent(page, 2)
+    pin = {"id": workflow_id, "version": 1, "return_direct": False}
+    assert api.get(f"/api/agents/{agent_id}/draft").json()["config"]["workflows"] == [pin]
+    page.locator("#f-workflows .pin", has_text="pinned v1").wait_for()
+    assert page.locator("#f-workflows table").count() == 0
+
+    page.get_by_label("Version of trip").select_option("2")
+    page.locator("#f-workflows caption", has_text="Tool schema: v1 → v2").wait_for()
+    assert page.locator("#f-workflows .pin").inner_text().count("pinned v1 · changing to v2 (unsaved)") == 1
+    assert diff_rows(page) == [["changed", "parameters.city.description", "Where to", XSS],
+                               ["added", "parameters.days", "—", "integer · required · How long"]]
+    assert page.locator("#f-workflows img").count() == 0  # the new description is shown as text
+    assert page.locator("#save-state").inner_text() == "Unsaved changes"
+    assert api.get(f"/api/agents/{agent_id}/draft").json()["config"]["workflows"] == [pin]  # not saved yet
+
+    save_agent(page, 3)
+    assert api.get(f"/api/agents/{agent_id}/draft").json()["config"]["workflows"] == [{**pin, "version": 2}]
+    page.locator("#f-workflows .pin", has_text="pinned v2").wait_for()
+    assert page.locator("#f-workflows table").count() == 0
     assert page.evaluate("window.__xss") is None

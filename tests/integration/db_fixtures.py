@@ -99,6 +99,20 @@ def migrated_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return str(request.getfixturevalue("pg_database_url"))
 
 
+FAKE = "fake"
+
+
+@pytest.fixture(params=[*BACKENDS, FAKE])
+def url_or_fake(request: pytest.FixtureRequest, tmp_path: Path) -> str | None:
+    """`database_url`'s, or None for the case that runs the port's in-process fake, so that a
+    contract suite runs the fake once and none of its cases is a skip."""
+    if request.param == FAKE:
+        return None
+    if request.param == SQLITE:
+        return sqlite_url(tmp_path / "data" / "memagent.db")
+    return str(request.getfixturevalue("pg_database_url"))
+
+
 @pytest.fixture
 async def database(database_url: str) -> AsyncIterator[Database]:
     """A started Database; PostgreSQL tables are emptied afterwards since the database is shared."""

@@ -2,8 +2,8 @@
 keys) and on PostgreSQL + Redis: a unique marker planted in an end user's facts, entities,
 archive and summaries across two conversations is, once forgotten, in no prompt, search, memory
 read, table of memory or Redis memory key; only the messages keep it, and with
-`?conversations=true` nothing at all does. The counts answered are what there was; another
-end user's memory is untouched.
+`?conversations=true` nothing at all does, their workflow runs gone too. The counts answered are
+what there was; another end user's memory and runs are untouched.
 
 Where the marker is looked for: tests/integration/marker_search.py (every column of every table,
 every key under the service's Redis prefix).
@@ -11,6 +11,7 @@ every key under the service's Redis prefix).
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -85,6 +86,22 @@ def plant(http: httpx.Client, name: str, conversations: int = 2) -> Planted:
         planted.conversations.append(conversation)
         eventually(lambda: conversation_memory(http, conversation)["archive"], "an archive entry")  # noqa: B023
     return planted
+
+
+def workflow_run(http: httpx.Client, planted: Planted) -> str:
+    """A streamed run of a new workflow as the planted end user, the marker in its inputs, outputs
+    and event log; its id once it ended."""
+    graph = {"nodes": [{"id": "start", "type": "start", "inputs": [{"name": "city", "type": "string"}]},
+                       {"id": "greet", "type": "template", "template": "Hello {{ start.city }}"},
+                       {"id": "end", "type": "end", "outputs": {"text": "{{ greet.output }}"}}],
+             "edges": [{"source": "start", "target": "greet"}, {"source": "greet", "target": "end"}]}
+    made = ok(http.post("/api/workflows", json={"name": f"greet_{uuid.uuid4().hex[:8]}", "graph": graph}), 201)
+    body = {"inputs": {"city": planted.marker}, "draft": True, "user": planted.user, "stream": True}
+    with http.stream("POST", f"/api/workflows/{made['id']}/run", json=body) as response:
+        sent = [json.loads(line[len("data: "):]) for line in response.iter_lines() if line.startswith("data: ")]
+    finished = next(data for data in sent if data.get("event") == "workflow_finished")
+    assert finished["outputs"] == {"text": f"Hello {planted.marker}"}, sent
+    return str(finished["workflow_run_id"])
 
 
 def what_is_held(http: httpx.Client, planted: Planted) -> dict[str, int]:
@@ -179,9 +196,12 @@ def test_forgetting_a_user_with_their_conversations_leaves_the_marker_nowhere(
 ) -> None:
     ann, ben = plant(http, "ann"), plant(http, "ben", conversations=1)
     held, bens = what_is_held(http, ann), what_is_held(http, ben)
+    anns_run, bens_run = workflow_run(http, ann), workflow_run(http, ben)
 
     removed = forget(http, ann, held, conversations="true")
-    assert (removed["conversations"], removed["messages"]) == (2, len(ann.turns))
+    assert (removed["conversations"], removed["messages"], removed["workflow_runs"]) == (2, len(ann.turns), 1)
+    refused(http.get(f"/api/workflow-runs/{anns_run}"), 404, "not_found")
+    assert ok(http.get(f"/api/workflow-runs/{bens_run}", params={"user": ben.user}))["inputs"] == {"city": ben.marker}
     for conversation in ann.conversations:
         refused(http.get(f"/api/conversations/{conversation}"), 404, "not_found")
     for turn in ann.turns[:1] + ann.turns[-1:]:

@@ -1,7 +1,7 @@
 """Forgetting in SQL, on SQLite and PostgreSQL: a conversation's memory record
 (`SqlAlchemyMemoryRecord.forget_conversation`), everything memory holds of one end user
-(`forget_user`, `conversations_with_memory`), and the end user's conversations themselves
-(`SqlAlchemyConversationPurge`) — each leaving every other end user and account untouched."""
+(`forget_user`, `conversations_with_memory`), and the end user's conversations and workflow runs
+themselves (`SqlAlchemyConversationPurge`) — each leaving every other end user and account untouched."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from tests.integration.memory_record_fixtures import (  # noqa: F401  (fixtures 
     BOB,
     HELPER,
     OTHER_AGENT,
+    T0,
     World,
     entity,
     entry,
@@ -32,6 +33,7 @@ from tests.integration.memory_record_fixtures import (  # noqa: F401  (fixtures 
     memory_pg_url,
     memory_url,
 )
+from tests.integration.recorded_runs import node_runs, recorded_run, runs_left
 
 pytestmark = pytest.mark.integration
 
@@ -178,6 +180,22 @@ async def test_purging_an_end_user_removes_their_conversations_messages_and_step
         assert await world.store.get_conversation(conversation.id, conversation.owner) is not None
         assert len(await world.store.list_steps(world.turns[conversation.id][0].id)) == steps
     assert await purge.purge_end_user(ALICE, ANN) == Purged(0, 0, ())
+
+
+async def test_purging_an_end_user_removes_their_workflow_runs_with_their_node_runs_only(
+    memory_db: Database, world: World  # noqa: F811
+) -> None:
+    conversation = await world.conversation()
+    theirs = {await recorded_run(memory_db, T0, message=world.turns[conversation.id][0], nodes=3),  # a turn's
+              await recorded_run(memory_db, T0)}  # a direct one
+    bens = await recorded_run(memory_db, T0, end_user=BEN)
+    bobs = await recorded_run(memory_db, T0, owner=BOB)
+
+    purged = await SqlAlchemyConversationPurge(memory_db).purge_end_user(ALICE, ANN)
+
+    assert (purged.conversations, purged.messages, set(purged.run_ids)) == (1, 1, theirs)
+    assert await runs_left(memory_db) == {bens: 2, bobs: 2}
+    assert await node_runs(memory_db) == 4
 
 
 async def test_forgetting_while_values_are_merged_fails_no_merge_and_leaves_one_current_value_per_type(

@@ -1,6 +1,6 @@
-"""`memagent prune [--dry-run]` as a process, on SQLite and on PostgreSQL with Redis, over turns a
-real `memagent serve` ran (then aged in SQL): the dry run prints each kind's count and removes
-nothing, the prune removes exactly that, and the service then lists, searches and reads only what
+"""`memagent prune [--dry-run]` as a process, on SQLite and on PostgreSQL with Redis, over turns and
+a workflow run a real `memagent serve` ran (then aged in SQL): the dry run prints each kind's count
+and removes nothing, the prune removes exactly that, and the service then lists, searches and reads only what
 is left. And `memagent serve` prunes by itself every MEMAGENT_RETENTION__INTERVAL, then stops cleanly."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from sqlalchemy import func, select, update
 
 from infrastructure.persistence.database import Database
 from infrastructure.persistence.rows import Base, ConversationRow, MessageAgentThoughtRow, MessageRow
+from infrastructure.persistence.workflow_run_rows import NodeRunRow, WorkflowRunRow
 from tests.integration.backends import (
     chat,
     delete_prefix,
@@ -28,6 +29,7 @@ from tests.integration.backends import (
     throwaway_pg_database,
 )
 from tests.integration.db_fixtures import sqlite_url
+from tests.workflow_graphs import SIMPLE
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -38,10 +40,10 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.integration
 
-T, M, C = MessageAgentThoughtRow, MessageRow, ConversationRow
+T, M, C, W = MessageAgentThoughtRow, MessageRow, ConversationRow, WorkflowRunRow
 R = TypeVar("R")
-KINDS = ("deleted_conversations", "conversation_messages", "conversation_steps", "steps", "prompt_snapshots",
-         "model_calls")
+KINDS = ("deleted_conversations", "conversation_messages", "conversation_steps", "conversation_workflow_runs",
+         "conversation_node_runs", "steps", "prompt_snapshots", "model_calls", "workflow_runs", "node_runs")
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -73,13 +75,14 @@ def on_database(url: str, work: Callable[[AsyncSession], Awaitable[R]]) -> R:
 
 
 def age_everything(url: str, days: int) -> None:
-    """Every turn, step and delete happened `days` ago; every step and message holds a prompt."""
+    """Every turn, step, workflow run and delete happened `days` ago; every step and message holds a prompt."""
     old = datetime.now(UTC) - timedelta(days=days)
 
     async def work(session: AsyncSession) -> None:
         await session.execute(update(T).values(created_at=old, prompt="the prompt"))
         await session.execute(update(M).values(created_at=old, prompt="the prompt"))
         await session.execute(update(C).where(C.deleted_at.is_not(None)).values(deleted_at=old))
+        await session.execute(update(W).values(started_at=old))
 
     on_database(url, work)
 
@@ -97,11 +100,15 @@ def printed(stdout: str) -> dict[str, int]:
 
 
 def seed(client: httpx.Client) -> tuple[str, str]:
-    """A kept conversation of two turns and a deleted one of one turn; their ids."""
+    """A kept conversation of two turns, a deleted one of one turn, and a direct workflow run of three
+    nodes; the conversations' ids."""
     kept = chat(client, "Keep this quasar talk.")["conversation_id"]
     chat(client, "And this one.", kept)
     gone = chat(client, "Forget this nebula talk.")["conversation_id"]
     assert client.delete(f"/api/conversations/{gone}").status_code == 204
+    workflow = client.post("/api/workflows", json={"name": "greet", "graph": SIMPLE}).json()["id"]
+    run = client.post(f"/api/workflows/{workflow}/run", json={"inputs": {"city": "Oslo"}, "draft": True})
+    assert run.json()["status"] == "succeeded", run.text
     return kept, gone
 
 
@@ -119,14 +126,16 @@ def test_dry_run_prints_each_kind_then_prune_removes_exactly_that(env: dict[str,
     assert "event_logs\texpire 3600 s after their turn" in dry.stdout
     would = printed(dry.stdout)
     assert would == {"deleted_conversations": 1, "conversation_messages": 1, "conversation_steps": steps - kept_steps,
-                     "steps": kept_steps, "prompt_snapshots": 2, "model_calls": 0}
-    assert count(url, T) == steps  # nothing removed
+                     "conversation_workflow_runs": 0, "conversation_node_runs": 0, "steps": kept_steps,
+                     "prompt_snapshots": 2, "model_calls": 0, "workflow_runs": 1, "node_runs": 3}
+    assert (count(url, T), count(url, W), count(url, NodeRunRow)) == (steps, 1, 3)  # nothing removed
 
     done = memagent(["prune"], env)
     assert done.returncode == 0, done.stderr
     assert printed(done.stdout) == would
     assert count(url, T) == 0
     assert count(url, C, C.id == gone) == 0
+    assert (count(url, W), count(url, NodeRunRow)) == (0, 0)
     assert printed(memagent(["prune", "--dry-run"], env).stdout) == dict.fromkeys(KINDS, 0)
 
     with serving(env, tmp_path) as (_, client):

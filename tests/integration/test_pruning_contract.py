@@ -6,136 +6,50 @@ its in-process matrices, the cached window, the event logs, the history fingerpr
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
-from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import func, select, update
 
-from application.memory.recorded_memory_store import RecordedMemoryStore
 from application.ports.conversation_reader import ConversationFilter
-from application.retention.prune import Prune
 from domain.accounts.viewers import Viewer
 from domain.conversations.messages import Role, text_msg
 from domain.conversations.thoughts import AgentThought, ThoughtEvent
 from domain.ids import ConversationId, TaskId, ThoughtId
 from domain.memory.user_facts import FactHolder, RecallScope
-from domain.retention import BatchLimits, PruneCounts, PruneKind, RetentionPolicy
-from infrastructure.events.inprocess_event_log import InProcessEventLog
-from infrastructure.events.redis_event_log import RedisEventLog
-from infrastructure.memory.inprocess_memory_store import InProcessMemoryStore
-from infrastructure.memory.redis_memory_store import RedisMemoryStore
+from domain.retention import PruneCounts, PruneKind, RetentionPolicy
 from infrastructure.persistence.database import Database
 from infrastructure.persistence.model_call_rows import ModelCallRow
-from infrastructure.persistence.prune_locks import prune_lock
-from infrastructure.persistence.recall_matrices import Matrix, RecallMatrices
 from infrastructure.persistence.rows import ConversationRow, MessageAgentThoughtRow, MessageRow
-from infrastructure.persistence.sqlalchemy_memory_record import SqlAlchemyMemoryRecord
-from infrastructure.persistence.sqlalchemy_pruning import SqlAlchemyPruneStore
-from infrastructure.persistence.sqlalchemy_recall_index import SqlAlchemyRecallIndex
 from infrastructure.persistence.sqlalchemy_usage_stats import SqlAlchemyUsageStats
-from tests.fakes import FakeClock
 from tests.integration.memory_record_fixtures import (  # noqa: F401  (fixtures by name)
     ALICE,
     ANN,
     HELPER,
     T0,
-    World,
     entity,
     entry,
     memory_db,
     memory_pg_url,
     memory_url,
 )
+from tests.integration.pruning_backends import (  # noqa: F401  (fixtures by name)
+    DAY,
+    NOW,
+    YOUNG,
+    Backends,
+    backends,
+    redis_or_none,
+)
 from tests.integration.redis_fixtures import redis_client  # noqa: F401  (a fixture by name)
 
 if TYPE_CHECKING:
-    from collections.abc import Hashable
-
-    from application.ports.event_log import EventLog
-    from application.ports.memory_store import MemoryStore
     from domain.conversations.conversation import Conversation
-    from infrastructure.redis_client import RedisClient
 
 pytestmark = pytest.mark.integration
 
-DAY = timedelta(days=1)
-NOW = T0 + 100 * DAY  # the World's turns are 100 days old; `young` ones 5 days
-YOUNG = 95 * 24 * 60  # minutes after T0
-POLICY = RetentionPolicy(prompt_snapshots=30 * DAY, steps=90 * DAY, deleted_conversations=30 * DAY,
-                         model_calls=400 * DAY)
 MODEL = "lexical"
 T, M, C = MessageAgentThoughtRow, MessageRow, ConversationRow
-
-
-class RecordingMatrices(RecallMatrices):
-    """The real matrices, remembering the last one read from the database."""
-
-    last: Matrix | None = None
-
-    def put(self, key: Hashable, matrix: Matrix) -> None:
-        self.last = matrix
-        super().put(key, matrix)
-
-
-@dataclass
-class Backends:
-    db: Database
-    world: World
-    memory: MemoryStore
-    events: EventLog
-    record: SqlAlchemyMemoryRecord
-    index: SqlAlchemyRecallIndex
-    matrices: RecordingMatrices
-
-    def prune(self, policy: RetentionPolicy = POLICY, size: int = 3, pause: float = 0.0,
-              db: Database | None = None) -> Prune:
-        database = db or self.db
-        return Prune(SqlAlchemyPruneStore(database), prune_lock(database), self.memory, self.events,
-                     FakeClock(start=NOW, step=0.0), policy, BatchLimits(size, pause))
-
-    async def scalar(self, query: Any) -> Any:
-        async with self.db.transaction("test read") as session:
-            return await session.scalar(query)
-
-    async def execute(self, statement: Any) -> None:
-        async with self.db.transaction("test write") as session:
-            await session.execute(statement)
-
-    async def ledger(self, *days_ago: int) -> None:
-        """Rows of the model-call ledger made that many days ago (`call0`, `call1`…)."""
-        async with self.db.transaction("test ledger") as session:
-            for n, days in enumerate(days_ago):
-                await session.execute(insert(ModelCallRow).values(ledger_row(f"call{n}", NOW - days * DAY)))
-
-
-def ledger_row(call_id: str, created_at: datetime) -> dict[str, object]:
-    """Every column of a ledger row: placeholders by type, the ledger's own columns being its
-    owner's business; only the id and time matter to retention."""
-    placeholders = {str: "x", int: 0, float: 0.0, bool: False, datetime: created_at}
-    row = {column.name: placeholders[column.type.python_type] for column in ModelCallRow.__table__.columns
-           if not column.nullable}
-    return row | {"id": call_id, "created_at": created_at}
-
-
-@pytest.fixture
-def redis_or_none(memory_url: str, request: pytest.FixtureRequest) -> RedisClient | None:  # noqa: F811
-    """Redis beside PostgreSQL; SQLite's cache and logs are in process."""
-    return None if memory_url.startswith("sqlite") else request.getfixturevalue("redis_client")
-
-
-@pytest.fixture
-async def backends(memory_db: Database, redis_or_none: RedisClient | None) -> Backends:  # noqa: F811
-    if redis_or_none is None:
-        cache: Any = InProcessMemoryStore()
-        events: EventLog = InProcessEventLog()
-    else:
-        cache, events = RedisMemoryStore(redis_or_none), RedisEventLog(redis_or_none)
-    record = SqlAlchemyMemoryRecord(memory_db)
-    matrices = RecordingMatrices()
-    return Backends(memory_db, World(memory_db), RecordedMemoryStore(cache, record), events, record,
-                    SqlAlchemyRecallIndex(memory_db, matrices), matrices)
 
 
 async def remembered(b: Backends, conversation: Conversation, words: str) -> Conversation:
@@ -155,7 +69,7 @@ async def remembered(b: Backends, conversation: Conversation, words: str) -> Con
     return summarised
 
 
-async def test_steps_past_their_age_go_in_bounded_batches_and_their_messages_stay(backends: Backends) -> None:
+async def test_steps_past_their_age_go_in_bounded_batches_and_their_messages_stay(backends: Backends) -> None:  # noqa: F811
     b = backends
     old = await b.world.conversation(steps=4)
     young = await b.world.turn(old, "recent", YOUNG, steps=2)
@@ -173,7 +87,7 @@ async def test_steps_past_their_age_go_in_bounded_batches_and_their_messages_sta
     assert conversation.message_count == 3  # the list's count is the messages', which all stay
 
 
-async def test_prompt_snapshots_past_their_age_are_emptied_and_the_rows_stay(backends: Backends) -> None:
+async def test_prompt_snapshots_past_their_age_are_emptied_and_the_rows_stay(backends: Backends) -> None:  # noqa: F811
     b = backends
     conversation = await b.world.conversation(steps=2, minute=80 * 24 * 60)  # 20 days old: prompts stay
     await b.world.turn(conversation, "older", 60 * 24 * 60, steps=2)  # 40 days old: prompts go
@@ -188,14 +102,14 @@ async def test_prompt_snapshots_past_their_age_are_emptied_and_the_rows_stay(bac
     assert await b.scalar(select(func.count()).select_from(M).where(M.prompt == "the prompt")) == 1
 
 
-async def test_model_calls_past_their_age_go(backends: Backends) -> None:
+async def test_model_calls_past_their_age_go(backends: Backends) -> None:  # noqa: F811
     await backends.ledger(401, 500, 399, 1)
     assert (await backends.prune(size=1)()).counts == PruneCounts(model_calls=2)
     async with backends.db.transaction("test read") as session:
         assert set(await session.scalars(select(ModelCallRow.id))) == {"call2", "call3"}
 
 
-async def test_a_deleted_conversation_goes_for_good_and_nothing_points_at_it(backends: Backends) -> None:
+async def test_a_deleted_conversation_goes_for_good_and_nothing_points_at_it(backends: Backends) -> None:  # noqa: F811
     b = backends
     gone = await remembered(b, await b.world.conversation(steps=2), "quasar booking")
     for minute in (1, 2):
@@ -246,7 +160,7 @@ async def test_a_deleted_conversation_goes_for_good_and_nothing_points_at_it(bac
     assert (stats.total.conversations, stats.total.messages) == (2, 2)
 
 
-async def test_a_dry_run_counts_what_the_prune_then_removes_and_removes_nothing(backends: Backends) -> None:
+async def test_a_dry_run_counts_what_the_prune_then_removes_and_removes_nothing(backends: Backends) -> None:  # noqa: F811
     b = backends
     gone = await b.world.conversation(steps=3)
     await b.world.delete(gone)

@@ -22,11 +22,9 @@ from infrastructure.persistence.database import Database
 from infrastructure.persistence.sqlalchemy_workflow_run_store import SqlAlchemyWorkflowRunStore
 from tests.fake_workflows import FakeWorkflowRunStore
 from tests.integration.db_fixtures import (  # noqa: F401  (fixtures are used by name)
-    database,
-    database_url,
     migrated_url,
     pg_database_url,
-    sqlite_url,
+    url_or_fake,
 )
 
 pytestmark = pytest.mark.integration
@@ -55,17 +53,20 @@ def node_run(run: WorkflowRun, node_id: str, at: float, status: NodeStatus = Nod
                    **{**values, **fields})  # type: ignore[arg-type]
 
 
-@pytest.fixture(params=["sql", "fake"])
-async def store(request: pytest.FixtureRequest, database: Database) -> AsyncIterator[WorkflowRunStore]:  # noqa: F811
-    if request.param == "fake":
-        if not database.is_sqlite:
-            pytest.skip("the fake runs once, beside SQLite")
+@pytest.fixture
+async def store(url_or_fake: str | None) -> AsyncIterator[WorkflowRunStore]:  # noqa: F811
+    if url_or_fake is None:
         yield FakeWorkflowRunStore()
         return
-    yield SqlAlchemyWorkflowRunStore(database)
-    if not database.is_sqlite:
-        async with database.engine.begin() as connection:
-            await connection.execute(text("TRUNCATE node_runs, workflow_runs"))
+    database = Database(url_or_fake)
+    await database.start()
+    try:
+        yield SqlAlchemyWorkflowRunStore(database)
+    finally:
+        if not database.is_sqlite:
+            async with database.engine.begin() as connection:
+                await connection.execute(text("TRUNCATE node_runs, workflow_runs"))
+        await database.dispose()
 
 
 async def test_a_started_run_reads_back_running_with_no_node(store: WorkflowRunStore) -> None:

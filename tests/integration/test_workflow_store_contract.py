@@ -23,10 +23,8 @@ from infrastructure.persistence.database import Database
 from infrastructure.persistence.sqlalchemy_workflow_store import SqlAlchemyWorkflowStore
 from tests.fake_workflow_store import FakeWorkflowStore
 from tests.integration.db_fixtures import (  # noqa: F401  (fixtures are used by name)
-    database,
-    database_url,
     pg_database_url,
-    sqlite_url,
+    url_or_fake,
 )
 from tests.workflow_graphs import simple
 
@@ -45,17 +43,20 @@ def new_workflow(owner: OwnerId | None = None, at: datetime = T0, name: str = "t
                     1, 0, False, at, at)
 
 
-@pytest.fixture(params=["sql", "fake"])
-async def store(request: pytest.FixtureRequest, database: Database) -> AsyncIterator[WorkflowStore]:  # noqa: F811
-    if request.param == "fake":
-        if not database.is_sqlite:
-            pytest.skip("the fake runs once, beside SQLite")
+@pytest.fixture
+async def store(url_or_fake: str | None) -> AsyncIterator[WorkflowStore]:  # noqa: F811
+    if url_or_fake is None:
         yield FakeWorkflowStore()
         return
-    yield SqlAlchemyWorkflowStore(database)
-    if not database.is_sqlite:
-        async with database.engine.begin() as connection:
-            await connection.execute(text("TRUNCATE workflow_versions, workflows"))
+    database = Database(url_or_fake)
+    await database.start()
+    try:
+        yield SqlAlchemyWorkflowStore(database)
+    finally:
+        if not database.is_sqlite:
+            async with database.engine.begin() as connection:
+                await connection.execute(text("TRUNCATE workflow_versions, workflows"))
+        await database.dispose()
 
 
 async def test_a_workflow_round_trips_its_graph_as_sent_and_its_times_as_utc(store: WorkflowStore) -> None:

@@ -7,7 +7,7 @@ import json
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from application.errors import NodeFailed, ToolCallFailed
+from application.errors import ToolCallFailed
 from application.model_calls.call_scope import CallScope, calls_for
 from application.model_calls.record_model_calls import RecordModelCalls
 from application.ports.chat_model import ModelChunk
@@ -28,7 +28,7 @@ from infrastructure.metrics.inprocess_metrics import InProcessMetrics
 from infrastructure.metrics.metered_chat_model import MeteredChatModels
 from infrastructure.tools.jsonschema_check import JsonSchemaCheck
 from tests.fake_model_call_ledger import FakeModelCallLedger
-from tests.fake_workflows import FakeTemplates, end, graph, node, start
+from tests.fake_workflows import FakeCodeSandbox, FakeTemplates, end, graph, node, start
 from tests.fakes import (
     FakeChatModels,
     FakeClock,
@@ -44,7 +44,6 @@ from tests.unit.application.workflow_engine import ALICE, Engine
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from application.ports.code_sandbox import CodeLimits
     from application.workflows.node_work import NodeWork
 
 CITY = {"name": "city", "type": "string"}
@@ -173,18 +172,8 @@ async def test_an_http_response_that_is_no_json_has_none_as_its_json() -> None:
     assert dict(run.outputs) == {"status": 404, "json": None, "body": "nope"}
 
 
-class FakeSandbox:
-    def problem(self, source: str) -> str | None:
-        return None
-
-    async def run(self, source: str, inputs: Mapping[str, Any], limits: CodeLimits) -> dict[str, Any]:
-        if source == "fail":
-            raise NodeFailed("the code raised ZeroDivisionError")
-        return {"total": sum(inputs["numbers"]), "count": len(inputs["numbers"])}
-
-
 async def test_a_code_node_gets_its_evaluated_inputs_and_each_key_it_returns_is_an_output() -> None:
-    work: NodeWork = CodeWork(FakeSandbox(), FakeTemplates())
+    work: NodeWork = CodeWork(FakeCodeSandbox(), FakeTemplates())
     engine = Engine(work={NodeType.CODE: work})
     flow = graph([start({"name": "numbers", "type": "array"}),
                   node("c", NodeType.CODE, code="def main(numbers): ...", inputs={"numbers": "start.numbers"}),

@@ -15,17 +15,18 @@ DAY = timedelta(days=1)
 
 def test_cutoffs_are_each_age_before_the_time_given() -> None:
     policy = RetentionPolicy(prompt_snapshots=30 * DAY, steps=90 * DAY, deleted_conversations=7 * DAY,
-                             model_calls=400 * DAY)
+                             model_calls=400 * DAY, workflow_runs=60 * DAY)
     assert policy.cutoffs(NOW) == Cutoffs(
         prompt_snapshots=NOW - 30 * DAY, steps=NOW - 90 * DAY, deleted_conversations=NOW - 7 * DAY,
-        model_calls=NOW - 400 * DAY,
+        model_calls=NOW - 400 * DAY, workflow_runs=NOW - 60 * DAY,
     )
 
 
 def test_a_kind_without_an_age_has_no_cutoff_and_is_kept_for_good() -> None:
     policy = RetentionPolicy(prompt_snapshots=None, steps=DAY, deleted_conversations=None, model_calls=None)
     cutoffs = policy.cutoffs(NOW)
-    assert (cutoffs.prompt_snapshots, cutoffs.deleted_conversations, cutoffs.model_calls) == (None, None, None)
+    assert (cutoffs.prompt_snapshots, cutoffs.deleted_conversations, cutoffs.model_calls,
+            cutoffs.workflow_runs) == (None, None, None, None)
     assert cutoffs.steps == NOW - DAY
 
 
@@ -51,9 +52,11 @@ def test_batch_limits_hold_a_row_at_least_and_never_pause_backwards() -> None:
 
 def test_counts_are_named_per_kind_and_add_up() -> None:
     counts = PruneCounts(deleted_conversations=1, conversation_messages=2, conversation_steps=3, steps=4,
-                         prompt_snapshots=5, model_calls=6)
+                         prompt_snapshots=5, model_calls=6, conversation_workflow_runs=7, conversation_node_runs=8,
+                         workflow_runs=9, node_runs=10)
     assert counts.as_dict() == {
-        "deleted_conversations": 1, "conversation_messages": 2, "conversation_steps": 3, "steps": 4,
-        "prompt_snapshots": 5, "model_calls": 6,
+        "deleted_conversations": 1, "conversation_messages": 2, "conversation_steps": 3,
+        "conversation_workflow_runs": 7, "conversation_node_runs": 8, "steps": 4, "prompt_snapshots": 5,
+        "model_calls": 6, "workflow_runs": 9, "node_runs": 10,
     }
-    assert counts.total == 21
+    assert counts.total == 55
