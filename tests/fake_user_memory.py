@@ -66,6 +66,11 @@ class FakeRecallIndex(RecallIndex):
     async def unembedded(self, conversation_id: ConversationId, model: str) -> list[RecallItem]:
         return []
 
+    async def index_conversation(
+        self, conversation: Conversation, sources: Sequence[MessageId], scope: RecallScope, model: str
+    ) -> list[RecallItem]:
+        return []
+
     async def save_vectors(self, model: str, vectors: Mapping[str, Sequence[float]]) -> None:
         return None
 

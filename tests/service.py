@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import json
 import os
@@ -9,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -16,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+
+from tests.zygote import ForkedProcess, Zygote
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -43,7 +47,7 @@ def free_port() -> int:
 
 @dataclass
 class Service:
-    process: subprocess.Popen[bytes]
+    process: subprocess.Popen[bytes] | ForkedProcess
     base_url: str
     log_path: Path
 
@@ -72,11 +76,8 @@ class AccountKey:
 
 def create_account_key(db_url: str, name: str) -> AccountKey:
     """`memagent keys create NAME` with keys required, as an operator runs it: a new account's key."""
-    done = subprocess.run(
-        [sys.executable, "-m", "interfaces.cli.main", "keys", "create", name], cwd=ROOT, capture_output=True, text=True,
-        timeout=60, check=False,
-        env=service_env({"MEMAGENT_DATABASE__URL": db_url, "MEMAGENT_AUTH__REQUIRE_KEYS": "true"}),
-    )
+    env = service_env({"MEMAGENT_DATABASE__URL": db_url, "MEMAGENT_AUTH__REQUIRE_KEYS": "true"})
+    done = run_memagent(["keys", "create", name], env, timeout=60)
     assert done.returncode == 0, done.stderr
     fields = dict(line.split(maxsplit=1) for line in done.stdout.splitlines())
     return AccountKey(fields["key"], fields["owner"])
@@ -92,15 +93,49 @@ def service_env(extra: Mapping[str, str]) -> dict[str, str]:
     return env | dict(extra)
 
 
+# This worker's services are forked from one process that imported memagent once (tests/zygote.py).
+_ZYGOTE = Zygote(str(ROOT), service_env({}))
+atexit.register(_ZYGOTE.stop)
+
+
+def start_memagent(argv: list[str], env: Mapping[str, str], log_path: Path) -> subprocess.Popen[bytes] | ForkedProcess:
+    """`memagent ARGV` with `env` (as `service_env` makes it), its output in `log_path`: forked from
+    the zygote where nothing but memagent's settings differ, else a process of its own."""
+    if _ZYGOTE.can_fork(argv, env):
+        return _ZYGOTE.spawn(argv, env, str(log_path))
+    with log_path.open("wb") as log:
+        return subprocess.Popen([sys.executable, "-m", "interfaces.cli.main", *argv], cwd=ROOT, env=dict(env),
+                                stdout=log, stderr=subprocess.STDOUT)
+
+
+def run_memagent(argv: list[str], env: Mapping[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """`memagent ARGV` to its end, as `subprocess.run(..., capture_output=True, text=True)` answers
+    it (`env` as `service_env` makes it), forked from the zygote where `start_memagent` would."""
+    command = [sys.executable, "-m", "interfaces.cli.main", *argv]
+    if not _ZYGOTE.can_fork(argv, env):
+        return subprocess.run(command, cwd=ROOT, env=dict(env), capture_output=True, text=True, timeout=timeout,
+                              check=False)
+    with tempfile.TemporaryDirectory() as folder:
+        out, err = Path(folder) / "out", Path(folder) / "err"
+        process = _ZYGOTE.spawn(argv, env, str(out), str(err))
+        try:
+            code = process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            raise
+        return subprocess.CompletedProcess(command, code, _read(out), _read(err))
+
+
+def _read(path: Path) -> str:
+    return path.read_text(errors="replace") if path.exists() else ""
+
+
 @contextmanager
 def running_service(env: Mapping[str, str], log_dir: Path, port: int | None = None) -> Iterator[Service]:
     port = port or free_port()
     log_path = log_dir / f"memagent-{port}.log"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "interfaces.cli.main", "serve", "--port", str(port)],
-            cwd=ROOT, env=service_env(env), stdout=log, stderr=subprocess.STDOUT,
-        )
+    process = start_memagent(["serve", "--port", str(port)], service_env(env), log_path)
     service = Service(process, f"http://127.0.0.1:{port}", log_path)
     try:
         _wait_ready(service)

@@ -3,7 +3,9 @@ across the user's conversations (a memory upkeep job, after the summary and the 
 
 Off the request path and batched: one embedding call for whatever of the conversation has no
 vector of the current embedder yet. A failure leaves the items unembedded; the next upkeep of the
-conversation catches up.
+conversation catches up. Its reads and writes are three transactions: the conversation read, the
+summary kept with the items shared and those to embed read (`RecallIndex.index_conversation`), and
+the vectors saved.
 """
 
 from __future__ import annotations
@@ -32,11 +34,9 @@ class IndexMemory:
         conversation = await self._store.get_conversation(finished.conversation_id, finished.owner)
         if conversation is None:  # deleted meanwhile
             return 0
-        await self._index.index_summary(conversation, [finished.id])
         # A debugger conversation is the builder's own, never recalled in the published agent's.
         scope = RecallScope.NONE if conversation.is_debug else config.recall_scope
-        await self._index.share(conversation.id, scope)
-        items = await self._index.unembedded(conversation.id, self._embedder.name)
+        items = await self._index.index_conversation(conversation, [finished.id], scope, self._embedder.name)
         if not items:
             return 0
         vectors = await self._embedder.embed([item.text for item in items])

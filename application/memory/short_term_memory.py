@@ -3,6 +3,10 @@
 The memory store is a cache of the record: a miss is rebuilt from the message store, and so is
 a cached window that is malformed (an odd number of messages, roles out of order), which is then
 overwritten. Only a malformed record in the database fails a turn (`MalformedRecord`).
+
+A conversation's first turn reads no record: it has no completed turn nor archive entry before it
+(`Conversation.has_earlier_turns`), so its window starts empty in the store, where the turn's own
+pair is then appended and its upkeep finds it, without a rebuild.
 """
 
 from __future__ import annotations
@@ -48,6 +52,8 @@ class ShortTermMemory:
         `without`: turns a regeneration answers again, read from the record without them."""
         if without:
             stored = await self._from_record(conversation.id, config, without)
+        elif not conversation.has_earlier_turns:
+            stored = await self._memory.restore_window(conversation.id, ())
         else:
             stored = await self.stored(conversation.id, config)
         return recent_window(stored, config.dialog_round, config.history_max_tokens, self._tokenizer.count)

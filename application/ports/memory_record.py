@@ -68,6 +68,13 @@ class RecallIndex(Protocol):
         """The conversation's items with no vector of `model` yet."""
         ...
 
+    async def index_conversation(
+        self, conversation: Conversation, sources: Sequence[MessageId], scope: RecallScope, model: str
+    ) -> list[RecallItem]:
+        """`index_summary`, `share` and `unembedded` in one transaction (an upkeep's index): the
+        conversation's items with no vector of `model` yet."""
+        ...
+
     async def save_vectors(self, model: str, vectors: Mapping[str, Sequence[float]]) -> None:
         """Each item's vector by item id (of `model`); an item gone meanwhile is skipped."""
         ...

@@ -117,7 +117,8 @@ def versioned(rows: Sequence[Row[Any]]) -> tuple[tuple[Any, ...], list[Row[Any]]
     return (rows[0].count, rows[0].newest), [row for row in rows if "id" in row._fields and row.id is not None]
 
 
-def entity_to_domain(row: MemoryEntityRow) -> Entity:
+def entity_to_domain(row: MemoryEntityRow | Row[Any]) -> Entity:
+    """From the mapped row, or a Core row of the table's columns."""
     return Entity(
         type=row.type,
         value=row.value,

@@ -220,7 +220,8 @@ def conversation_from_domain(conversation: Conversation) -> ConversationRow:
     return ConversationRow(**conversation_values(conversation))
 
 
-def message_to_domain(row: MessageRow) -> Message:
+def message_to_domain(row: MessageRow | Row[Any]) -> Message:
+    """From the mapped row, or a Core row of the table's columns."""
     return Message(
         id=MessageId(row.id), conversation_id=ConversationId(row.conversation_id),
         owner=OwnerId(row.owner), task_id=TaskId(row.task_id), query=row.query,

@@ -7,6 +7,10 @@ a write before the read), so that two upkeeps merging at once never both add a c
 Removing a type and forgetting a conversation take the same lock, so they never fall between a
 merge's read and its writes; forgetting a user takes none, and a merge then writes by row id,
 finding gone what the forget removed.
+
+The reads of a sheet, which a turn (the user's facts) and an upkeep (the conversation's entities)
+make, are built once with bound parameters (turn_statements.py says why) and run on a Core
+connection: they need no unit of work.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import delete, func, insert, literal, select, text, update
+from sqlalchemy import bindparam, delete, func, insert, literal, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
@@ -36,8 +40,8 @@ from infrastructure.persistence.rows import ConversationRow, utc
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from sqlalchemy import ColumnElement
-    from sqlalchemy.ext.asyncio import AsyncSession
+    from sqlalchemy import ColumnElement, Select
+    from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
     from domain.ids import AppId, EndUserId, OwnerId
     from domain.memory.archive import ArchiveEntry
@@ -46,6 +50,15 @@ if TYPE_CHECKING:
 E = MemoryEntityRow
 ITEM_COLUMNS = ["id", "conversation_id", "owner", "end_user", "agent_id", "kind", "text", "source_message_ids",
                 "created_at"]
+
+
+# Parameters: conversation_id; owner, end_user, agent_id (SHARED for the account's facts).
+_OLDEST_FIRST = (E.superseded_at, E.id)
+CONVERSATION_SHEET = select(E).where(E.conversation_id == bindparam("conversation_id")).order_by(*_OLDEST_FIRST)
+USER_SHEET = select(E).where(
+    E.owner == bindparam("owner"), E.end_user == bindparam("end_user"), E.conversation_id == SHARED,
+    E.agent_id == bindparam("agent_id"),
+).order_by(*_OLDEST_FIRST)
 
 
 def _user_where(holder: FactHolder) -> list[ColumnElement[bool]]:
@@ -104,8 +117,8 @@ class SqlAlchemyMemoryRecord(ArchiveRecord, EntityMemory, UserFacts, MemoryForge
     # --- a conversation's entities ---
 
     async def entity_sheet(self, conversation_id: ConversationId) -> EntitySheet:
-        async with self._db.transaction("read entities") as session:
-            return await _sheet(session, [E.conversation_id == conversation_id])
+        async with self._db.connection("read entities") as session:
+            return await _sheet(session, CONVERSATION_SHEET, {"conversation_id": conversation_id})
 
     async def record_entities(
         self, conversation_id: ConversationId, entities: Sequence[Entity], min_confidence: float = 0.0
@@ -130,8 +143,9 @@ class SqlAlchemyMemoryRecord(ArchiveRecord, EntityMemory, UserFacts, MemoryForge
     # --- an end user's facts ---
 
     async def user_facts(self, holder: FactHolder) -> EntitySheet:
-        async with self._db.transaction("read user facts") as session:
-            return await _sheet(session, _user_where(holder))
+        holder_values = {"owner": holder.owner, "end_user": holder.end_user, "agent_id": holder.agent_id or SHARED}
+        async with self._db.connection("read user facts") as session:
+            return await _sheet(session, USER_SHEET, holder_values)
 
     async def record_user_facts(
         self, holder: FactHolder, entities: Sequence[Entity], min_confidence: float = 0.0
@@ -197,8 +211,8 @@ class SqlAlchemyMemoryRecord(ArchiveRecord, EntityMemory, UserFacts, MemoryForge
             await session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": key})
 
 
-async def _sheet(session: AsyncSession, where: list[ColumnElement[bool]]) -> EntitySheet:
-    rows = (await session.scalars(select(E).where(*where).order_by(E.superseded_at, E.id))).all()
+async def _sheet(session: AsyncConnection, statement: Select[Any], values: dict[str, str]) -> EntitySheet:
+    rows = (await session.execute(statement, values)).all()
     current = tuple(entity_to_domain(r) for r in rows if r.superseded_at is None)
     history = tuple(entity_to_domain(r) for r in rows if r.superseded_at is not None)
     return EntitySheet(current, history)

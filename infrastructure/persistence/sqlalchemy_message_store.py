@@ -70,14 +70,16 @@ MAX_SIBLINGS = 1000  # a regeneration's chain of parents is walked at most this 
 
 
 class SqlAlchemyMessageStore(MessageStore, TaskMessages):
-    """Each method is one transaction; every database failure surfaces as `StoreUnavailable`."""
+    """Each method is one transaction; every database failure surfaces as `StoreUnavailable`. The
+    prebuilt statements of a turn, its title and its upkeep run on a Core connection: no unit of work."""
 
     def __init__(self, database: Database) -> None:
         self._db = database
 
     async def get_conversation(self, conversation_id: ConversationId, owner: OwnerId) -> Conversation | None:
-        async with self._db.transaction("get_conversation") as session:
-            row = await session.scalar(VISIBLE_CONVERSATION, {"conversation_id": conversation_id, "owner": owner})
+        visible = {"conversation_id": conversation_id, "owner": owner}
+        async with self._db.connection("get_conversation") as session:
+            row = (await session.execute(VISIBLE_CONVERSATION, visible)).first()
         return conversation_to_domain(row) if row is not None else None
 
     async def open_turn(self, message: Message, new_conversation: Conversation | None) -> Conversation | None:
@@ -151,7 +153,7 @@ class SqlAlchemyMessageStore(MessageStore, TaskMessages):
         return [message_to_domain(row) for row in rows]
 
     async def save_summary(self, conversation: Conversation) -> None:
-        async with self._db.transaction("save_summary") as session:
+        async with self._db.connection("save_summary") as session:
             await session.execute(
                 SAVE_SUMMARY,
                 {
@@ -190,20 +192,20 @@ class SqlAlchemyMessageStore(MessageStore, TaskMessages):
     async def recent_messages(self, conversation_id: ConversationId, limit: int) -> list[Message]:
         if limit <= 0:
             return []
-        async with self._db.transaction("recent_messages") as session:
-            rows = (await session.scalars(RECENT_TURNS, {"conversation_id": conversation_id, "limit": limit})).all()
+        async with self._db.connection("recent_messages") as session:
+            rows = (await session.execute(RECENT_TURNS, {"conversation_id": conversation_id, "limit": limit})).all()
         turns = [message_to_domain(row) for row in reversed(rows)]
         return [turn for turn in turns if turn.is_history]  # the domain has the last word
 
     async def conversation_tail(
         self, conversation_id: ConversationId, owner: OwnerId, limit: int
     ) -> tuple[Conversation, list[Message]] | None:
-        async with self._db.transaction("conversation_tail") as session:
-            row = await session.scalar(VISIBLE_CONVERSATION, {"conversation_id": conversation_id, "owner": owner})
-            if row is None:
+        visible = {"conversation_id": conversation_id, "owner": owner}
+        async with self._db.connection("conversation_tail") as session:
+            if (row := (await session.execute(VISIBLE_CONVERSATION, visible)).first()) is None:
                 return None
             recent = {"conversation_id": conversation_id, "limit": limit}
-            rows = (await session.scalars(RECENT_TURNS, recent)).all() if limit > 0 else []
+            rows = (await session.execute(RECENT_TURNS, recent)).all() if limit > 0 else []
         turns = [message_to_domain(r) for r in reversed(rows)]
         return conversation_to_domain(row), [turn for turn in turns if turn.is_history]
 
@@ -272,9 +274,9 @@ class SqlAlchemyMessageStore(MessageStore, TaskMessages):
         await self._changed("save_follow_ups", SAVE_FOLLOW_UPS, values)
 
     async def _changed(self, operation: str, statement: Executable, values: Mapping[str, object]) -> bool:
-        async with self._db.transaction(operation) as session:
+        async with self._db.connection(operation) as session:
             result = await session.execute(statement, values)
-        return bool(result.rowcount)  # type: ignore[attr-defined]
+        return bool(result.rowcount)
 
 
 def _busy(message: Message) -> Conflict:

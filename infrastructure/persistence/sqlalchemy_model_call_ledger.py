@@ -35,7 +35,7 @@ class SqlAlchemyModelCallLedger(ModelCallLedger):
     async def add(self, calls: Sequence[ModelCall]) -> None:
         if not calls:
             return
-        async with self._db.transaction("record_model_calls") as session:
+        async with self._db.connection("record_model_calls") as session:  # a Core INSERT: no unit of work
             await session.execute(INSERT_MODEL_CALLS[self._db.is_sqlite], [model_call_values(c) for c in calls])
 
     async def conversation_usage(self, conversation_id: str) -> list[PurposeUsage]:

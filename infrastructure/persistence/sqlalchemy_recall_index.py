@@ -9,6 +9,10 @@ version, which the turn's own conversation, upkept at every turn, does not chang
 matrix again and ranks again. A search of the memory API (`for_recall=False`) reads all of the
 user's items with that join and ranks them once.
 tests/bench/user_memory.py measures both.
+
+An upkeep's index (`index_conversation`) keeps the summary, shares the conversation's items and
+reads those to embed in one transaction, not three: a new conversation's upkeep commits less. Its
+statements are prebuilt (recall_index_statements.py) and run on a Core connection: no unit of work.
 """
 
 from __future__ import annotations
@@ -19,9 +23,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import and_, bindparam, delete, func, join, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy import and_, bindparam, func, join, select, update
 
 from application.ports.memory_record import RecallIndex
 from domain.conversations.conversation import MessageStatus
@@ -33,6 +35,14 @@ from infrastructure.persistence.memory_rows import (
     versioned,
     with_version,
 )
+from infrastructure.persistence.recall_index_statements import (
+    DROP_ITEM,
+    SAVE_VECTOR,
+    SHARE,
+    SUMMARY_TEXT,
+    UNEMBEDDED,
+    keep_summary,
+)
 from infrastructure.persistence.recall_matrices import Matrix, RecallMatrices, normalised
 from infrastructure.persistence.rows import ConversationRow, MessageRow, message_to_domain, utc
 from infrastructure.persistence.turn_statements import BLANK
@@ -41,6 +51,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from sqlalchemy import ColumnElement, Select
+    from sqlalchemy.ext.asyncio import AsyncConnection
 
     from domain.conversations.conversation import Conversation, Message
     from domain.ids import AppId, ConversationId, MessageId, OwnerId
@@ -60,32 +71,37 @@ class SqlAlchemyRecallIndex(RecallIndex):
         self._matrices = matrices or RecallMatrices()
 
     async def index_summary(self, conversation: Conversation, sources: Sequence[MessageId]) -> None:
-        item_id = summary_item_id(conversation.id)
-        async with self._db.transaction("index a summary") as session:
-            if not conversation.summary.strip():
-                await session.execute(delete(I).where(I.id == item_id))
-                return
-            current = await session.scalar(select(I.text).where(I.id == item_id))
-            if current == conversation.summary:
-                return
-            values = {
-                "id": item_id, "conversation_id": conversation.id, "owner": conversation.owner,
-                "end_user": conversation.end_user, "agent_id": conversation.app_id, "kind": RecallKind.SUMMARY.value,
-                "text": conversation.summary, "source_message_ids": json.dumps(list(sources)),
-                "created_at": utc(conversation.updated_at), "model": None, "vector": None, "changed_at": _now(),
-            }
-            dialect_insert = sqlite_insert if self._db.is_sqlite else pg_insert
-            upsert = dialect_insert(I).values(values)
-            changed = {k: upsert.excluded[k]
-                       for k in ("text", "source_message_ids", "created_at", "model", "vector", "changed_at")}
-            await session.execute(upsert.on_conflict_do_update(index_elements=["id"], set_=changed))
+        async with self._db.connection("index a summary") as session:
+            await self._keep_summary(session, conversation, sources)
 
     async def share(self, conversation_id: ConversationId, scope: RecallScope) -> None:
-        async with self._db.transaction("share a conversation's items") as session:
-            await session.execute(
-                update(I).where(I.conversation_id == conversation_id, I.recall_scope != scope.value)
-                .values(recall_scope=scope.value, changed_at=_now())
-            )
+        async with self._db.connection("share a conversation's items") as session:
+            await _share(session, conversation_id, scope)
+
+    async def index_conversation(
+        self, conversation: Conversation, sources: Sequence[MessageId], scope: RecallScope, model: str
+    ) -> list[RecallItem]:
+        async with self._db.connection("index a conversation") as session:
+            await self._keep_summary(session, conversation, sources)
+            await _share(session, conversation.id, scope)
+            return await _unembedded(session, conversation.id, model)
+
+    async def _keep_summary(
+        self, session: AsyncConnection, conversation: Conversation, sources: Sequence[MessageId]
+    ) -> None:
+        item_id = summary_item_id(conversation.id)
+        if not conversation.summary.strip():
+            await session.execute(DROP_ITEM, {"b_id": item_id})
+            return
+        if await session.scalar(SUMMARY_TEXT, {"b_id": item_id}) == conversation.summary:
+            return
+        values = {
+            "id": item_id, "conversation_id": conversation.id, "owner": conversation.owner,
+            "end_user": conversation.end_user, "agent_id": conversation.app_id, "kind": RecallKind.SUMMARY.value,
+            "text": conversation.summary, "source_message_ids": json.dumps(list(sources)),
+            "created_at": utc(conversation.updated_at), "model": None, "vector": None, "changed_at": _now(),
+        }
+        await session.execute(keep_summary(self._db.is_sqlite), {f"b_{k}": v for k, v in values.items()})
 
     async def share_agent(self, owner: OwnerId, agent_id: AppId, scope: RecallScope) -> None:
         c = ConversationRow
@@ -98,19 +114,16 @@ class SqlAlchemyRecallIndex(RecallIndex):
             )
 
     async def unembedded(self, conversation_id: ConversationId, model: str) -> list[RecallItem]:
-        missing = (I.model.is_(None)) | (I.model != model)
-        async with self._db.transaction("read items to embed") as session:
-            rows = await session.scalars(select(I).where(I.conversation_id == conversation_id, missing, I.text != ""))
-            return [item_to_domain(row) for row in rows]
+        async with self._db.connection("read items to embed") as session:
+            return await _unembedded(session, conversation_id, model)
 
     async def save_vectors(self, model: str, vectors: Mapping[str, Sequence[float]]) -> None:
         if not vectors:
             return
-        async with self._db.transaction("save item vectors") as session:
+        async with self._db.connection("save item vectors") as session:
             for item_id, vector in vectors.items():
-                await session.execute(
-                    update(I).where(I.id == item_id).values(model=model, vector=vector_bytes(vector), changed_at=_now())
-                )
+                values = {"b_id": item_id, "b_model": model, "b_vector": vector_bytes(vector), "b_changed_at": _now()}
+                await session.execute(SAVE_VECTOR, values)
 
     async def similar(
         self,
@@ -212,6 +225,17 @@ def _best_items(of_agent: bool, excluding: bool, picked: bool) -> Select[Any]:
     ids = I.id.in_(bindparam("ids", expanding=True)) if picked else None
     return with_version(_shared_items(of_agent, excluding), (I.id, I.kind, I.conversation_id, I.text,
                                                              I.source_message_ids), ids, join(I, c, live))
+
+
+async def _share(session: AsyncConnection, conversation_id: ConversationId, scope: RecallScope) -> None:
+    values = {"b_conversation_id": conversation_id, "b_scope": scope.value, "b_recall_scope": scope.value,
+              "b_changed_at": _now()}
+    await session.execute(SHARE, values)
+
+
+async def _unembedded(session: AsyncConnection, conversation_id: ConversationId, model: str) -> list[RecallItem]:
+    rows = await session.execute(UNEMBEDDED, {"b_conversation_id": conversation_id, "b_model": model})
+    return [item_to_domain(row) for row in rows]
 
 
 def _ids(best: Sequence[tuple[str, str, float]]) -> list[str]:

@@ -14,7 +14,6 @@ import json
 import secrets
 import shutil
 import subprocess
-import sys
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -29,7 +28,7 @@ import redis
 
 from tests.integration.db_fixtures import POSTGRES_SERVER
 from tests.integration.redis_fixtures import REDIS_URL
-from tests.service import ROOT, Service, free_port, parse_sse, running_service, service_env
+from tests.service import Service, free_port, parse_sse, run_memagent, running_service, service_env
 
 PG_ERRORS = (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, TimeoutError)
 
@@ -41,10 +40,7 @@ def memagent(
     args: list[str], env: Mapping[str, str], timeout: float = 90
 ) -> subprocess.CompletedProcess[str]:
     """Run `python -m interfaces.cli.main ARGS` to completion with only `env`'s MEMAGENT_* settings."""
-    return subprocess.run(
-        [sys.executable, "-m", "interfaces.cli.main", *args],
-        cwd=ROOT, env=service_env(env), capture_output=True, text=True, timeout=timeout, check=False,
-    )
+    return run_memagent(args, service_env(env), timeout)
 
 
 def migrate(database_url: str) -> subprocess.CompletedProcess[str]:

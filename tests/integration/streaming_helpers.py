@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -30,7 +28,7 @@ from tests.integration.backends import (
     shared_redis_url,
     throwaway_pg_database,
 )
-from tests.service import ROOT, Service, free_port, service_env
+from tests.service import Service, free_port, service_env, start_memagent
 
 T = TypeVar("T")
 
@@ -273,11 +271,7 @@ def serving(env: Mapping[str, str], log_dir: Path, port: int | None = None) -> I
     free port (or `port`), stopped (SIGINT, then SIGKILL) afterwards."""
     port = port or free_port()
     log_path = log_dir / f"memagent-{port}.log"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "interfaces.cli.main", "serve", "--port", str(port)],
-            cwd=ROOT, env=service_env(env), stdout=log, stderr=subprocess.STDOUT,
-        )
+    process = start_memagent(["serve", "--port", str(port)], service_env(env), log_path)
     service = Service(process, f"http://127.0.0.1:{port}", log_path)
     try:
         wait_until(lambda: _ready(service), READY_WITHIN, f"memagent on port {port} to answer /healthz", every=0.1)

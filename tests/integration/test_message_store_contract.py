@@ -139,6 +139,25 @@ async def test_message_round_trips_every_field(store: SqlAlchemyMessageStore) ->
     assert await store.get_message(running.id, ALICE) == done
 
 
+async def test_the_recent_turns_and_the_conversation_read_for_upkeep_round_trip_every_field(
+    store: SqlAlchemyMessageStore,
+) -> None:
+    conv = conversation()
+    running = message(conv, image_urls=("https://example.com/a.png",))
+    opened = await store.open_turn(running, conv)
+    done = running.finish(
+        TurnOutcome("Il fait beau ☀️", MessageStatus.NORMAL, Usage(7, 9, 0.000123456789), 3.141592, prompt="p"),
+        T0 + timedelta(seconds=4),
+    )
+    await store.finish_message(done, [])
+    await store.save_follow_ups(done.id, ["And tomorrow?"])
+    kept = await store.get_message(done.id, ALICE)
+
+    assert await store.recent_messages(conv.id, 5) == [kept]
+    assert await store.conversation_tail(conv.id, ALICE, 5) == (await store.get_conversation(conv.id, ALICE), [kept])
+    assert await store.get_conversation(conv.id, ALICE) == opened
+
+
 async def test_steps_round_trip_every_field_in_position_order(store: SqlAlchemyMessageStore) -> None:
     conv = conversation()
     msg = message(conv)

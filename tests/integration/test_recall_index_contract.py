@@ -103,6 +103,27 @@ async def test_a_summary_is_indexed_kept_while_unchanged_replaced_when_changed_a
     assert await found(index) == []
 
 
+async def test_indexing_a_conversation_keeps_its_summary_shares_its_items_and_gives_those_to_embed_at_once(
+    index: SqlAlchemyRecallIndex, record: SqlAlchemyMemoryRecord, world: World
+) -> None:
+    conversation = await world.summarise(await world.conversation(), "Ann booked a table.")
+    [first] = (turn.id for turn in world.turns[conversation.id])
+    archived = entry(conversation.id, "m1", summary="Ann likes the terrace.")
+    await record.add_archive_entries([archived])
+    summary = RecallItem(summary_item_id(conversation.id), RecallKind.SUMMARY, conversation.id,
+                         conversation.summary, (first,))
+    archive = RecallItem(archived.id, RecallKind.ARCHIVE, conversation.id, archived.summary,
+                         archived.source_message_ids)
+
+    to_embed = await index.index_conversation(conversation, [first], RecallScope.ACCOUNT, MODEL)
+
+    assert sorted(to_embed, key=lambda i: i.id) == sorted([summary, archive], key=lambda i: i.id)
+    await index.save_vectors(MODEL, {summary.id: [1.0, 0.0, 0.0], archive.id: [0.0, 1.0, 0.0]})
+    assert await found(index, for_recall=True) == [summary.id]  # shared with the account's recall
+    assert await index.index_conversation(conversation, [first], RecallScope.NONE, MODEL) == []
+    assert await found(index, for_recall=True) == []
+
+
 async def test_the_items_to_embed_are_those_without_a_vector_of_the_model_and_with_text(
     index: SqlAlchemyRecallIndex, record: SqlAlchemyMemoryRecord, world: World
 ) -> None:

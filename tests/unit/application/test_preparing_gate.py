@@ -18,13 +18,16 @@ from tests.fakes import ScriptedModel
 from tests.unit.application.harness import OWNER, Harness
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from domain.conversations.messages import Msg
     from domain.ids import ConversationId
 
 
 class WatchedMemoryStore(FailingMemoryStore):
-    """Counts the window reads under way at once; a read waits for `hold` while it is set, and
-    a read for a conversation in `broken` fails as a bug would."""
+    """Counts the window reads under way at once (a first turn's window is restored empty, a
+    later one's read); a read waits for `hold` while it is set, and a read for a conversation in
+    `broken` fails as a bug would."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -34,6 +37,14 @@ class WatchedMemoryStore(FailingMemoryStore):
         self.broken: set[ConversationId] = set()
 
     async def get_window(self, conversation_id: ConversationId) -> list[Msg] | None:
+        await self._read(conversation_id)
+        return await super().get_window(conversation_id)
+
+    async def restore_window(self, conversation_id: ConversationId, window: Sequence[Msg]) -> list[Msg]:
+        await self._read(conversation_id)
+        return await super().restore_window(conversation_id, window)
+
+    async def _read(self, conversation_id: ConversationId) -> None:
         self.reading += 1
         self.most = max(self.most, self.reading)
         self.entered.set()
@@ -44,7 +55,6 @@ class WatchedMemoryStore(FailingMemoryStore):
                 await self.hold.wait()
             for _ in range(5):  # other turns get the loop meanwhile, as real reads let them
                 await asyncio.sleep(0)
-            return await super().get_window(conversation_id)
         finally:
             self.reading -= 1
 
