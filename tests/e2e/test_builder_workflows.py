@@ -164,8 +164,11 @@ def test_untrusted_ids_descriptions_and_outputs_render_inert(
 
     save(page, {**GREETER, "nodes": [GREETER["nodes"][0], {**GREETER["nodes"][1], "template": XSS},
                                      GREETER["nodes"][2]]})
-    page.locator("#workflow-save-state", has_text="Saved").wait_for()
+    # The revision, not just "Saved": has_text is case-blind, and "Not saved: …" from the refused save
+    # above would match while this save is still on its way (its answer then redraws the run form).
+    page.locator("#workflow-save-state", has_text="Saved · revision 2").wait_for()
     page.get_by_label("Input city").fill(XSS)
+    assert page.get_by_label("Input city").input_value() == XSS
     with page.expect_response(lambda answer: answer.url.endswith("/run"), timeout=60_000) as ran:
         page.get_by_role("button", name="Run workflow").click()
     assert ran.value.status == 200, ran.value.text()
