@@ -31,10 +31,12 @@ import traceback
 from collections.abc import Mapping
 
 Request = dict[str, object]
+ASK_TIMEOUT = 30.0  # seconds: a zygote that does not answer fails the test, never hangs it
 
 
 def _ask(path: str, request: Request) -> Request:
     with socket.socket(socket.AF_UNIX) as sock:
+        sock.settimeout(ASK_TIMEOUT)
         sock.connect(path)
         sock.sendall(json.dumps(request).encode() + b"\n")
         answer = b""
@@ -136,8 +138,10 @@ def _child(request: Request, *inherited: socket.socket) -> None:
         os.chdir(str(request["cwd"]))
         os.environ.clear()
         os.environ.update({str(k): str(v) for k, v in dict(request["env"]).items()})  # type: ignore[call-overload]
-        for fd, path in ((1, request["out"]), (2, request["err"])):
-            os.dup2(os.open(str(path), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644), fd)
+        files = {path: os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+                 for path in {str(request["out"]), str(request["err"])}}  # a fresh log, as `open("wb")` makes
+        os.dup2(files[str(request["out"])], 1)
+        os.dup2(files[str(request["err"])], 2)
         os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
         from interfaces.cli import main as cli
 
@@ -162,8 +166,9 @@ def _serve(path: str) -> None:
     exited: dict[int, int] = {}
     parent = os.getppid()
     listener = socket.socket(socket.AF_UNIX)
-    listener.bind(path)
+    listener.bind(f"{path}.binding")
     listener.listen(64)
+    os.rename(f"{path}.binding", path)  # the path appears once connections are taken
     while os.getppid() == parent:  # a zygote whose test worker is gone ends too
         while True:  # reap every child that ended
             try:
@@ -186,6 +191,7 @@ def _serve(path: str) -> None:
                 pid = os.fork()
                 if pid == 0:
                     _child(request, listener, connection)
+                exited.pop(pid, None)  # a pid the kernel gave again is not the child that ended before
                 answer = {"pid": pid}
             connection.sendall(json.dumps(answer).encode() + b"\n")
 
