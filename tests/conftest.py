@@ -16,6 +16,7 @@ SLOW_FIRST = (
     "tests/integration/test_openapi_contract.py",
     "tests/e2e/test_keys_and_owners.py",
     "tests/integration/test_user_memory_bench_quick.py",
+    "tests/integration/test_server_peers_bench_quick.py",
     "tests/integration/test_local_embedder.py",
     "tests/integration/test_serve_workers.py",
     "tests/integration/test_workflow_runs_over_http.py",

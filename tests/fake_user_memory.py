@@ -67,7 +67,8 @@ class FakeRecallIndex(RecallIndex):
         return []
 
     async def index_conversation(
-        self, conversation: Conversation, sources: Sequence[MessageId], scope: RecallScope, model: str
+        self, conversation: Conversation, sources: Sequence[MessageId], scope: RecallScope, model: str,
+        summary_vector: Sequence[float] | None = None,
     ) -> list[RecallItem]:
         return []
 

@@ -7,11 +7,13 @@ conversation's whole prompt); the entities are merged turn by turn, the new summ
 the cursor moves. Digesting the same turns twice changes nothing: the second finds none after the
 cursor and calls no model. A failed digest leaves the cursor where it was, so the next upkeep
 catches up. Entities extracted inline (before the turn's end) are not asked for again. The digest
-runs on the agent's memory model (`AgentConfig.upkeep_model`).
+runs on the agent's memory model (`AgentConfig.upkeep_model`). It hands on the conversation as it
+left it in the store (`Digested`), so that the recall index after it does not read it again.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from application.ports.conversation_writer import ConversationWriter
@@ -31,6 +33,16 @@ if TYPE_CHECKING:
     from application.ports.runtime import Clock
     from domain.agents.config import AgentConfig
     from domain.conversations.conversation import Conversation, Message
+
+
+@dataclass(frozen=True, slots=True)
+class Digested:
+    """How many turns a digest took, and the conversation as stored after it: as read, with the
+    summary it saved (None: it read none); `saved`: whether it saved a new summary."""
+
+    turns: int
+    conversation: Conversation | None = None
+    saved: bool = False
 
 
 class _Store(MessageReader, ConversationWriter, Protocol):
@@ -54,28 +66,33 @@ class DigestTurns:
         self._clock = clock
         self._policy = policy
 
-    async def __call__(self, config: AgentConfig, finished: Message, state: UpkeepState, catch_up: int) -> int:
+    async def __call__(
+        self, config: AgentConfig, finished: Message, state: UpkeepState, catch_up: int
+    ) -> Digested:
         """Digest the turns after the cursor up to `finished`, reading at most `catch_up` recent
-        turns; how many were digested."""
+        turns."""
         if not config.summary_enabled and not (config.entities_enabled and not self._policy.inline_entities):
-            return 0
+            return Digested(0)
         tail = await self._store.conversation_tail(finished.conversation_id, finished.owner, catch_up)
         if tail is None:  # deleted meanwhile
-            return 0
+            return Digested(0)
         conversation, turns = tail
-        stored = conversation.summary
+        stored = conversation  # what the store holds, whatever the digest starts from
         if await self._cursor_superseded(finished, state, turns):
             # The last update folded the answer this regeneration superseded: start from before it.
             conversation = conversation.with_summary(state.rollback_summary or "", conversation.updated_at)
             state = state.rolled_back()
         pending = pending_for_summary(turns, state, bool(conversation.summary.strip()))
         if not pending:
-            return 0
+            return Digested(0, stored)
         text = await self._digest(config, conversation, pending)
-        if text is not None and text != stored:  # nothing worth keeping yet (small talk) leaves it empty
-            await self._store.save_summary(conversation.with_summary(text, self._clock.now()))
+        if text is not None and text != stored.summary:  # nothing worth keeping yet (small talk) leaves it empty
+            saved = conversation.with_summary(text, self._clock.now())
+            await self._store.save_summary(saved)
+        else:
+            saved = None
         await self._ledger.save_upkeep_state(conversation.id, state.advanced(pending[-1].id, conversation.summary))
-        return len(pending)
+        return Digested(len(pending), saved or stored, saved is not None)
 
     async def _digest(self, config: AgentConfig, conversation: Conversation, pending: Sequence[Message]) -> str | None:
         """One digester call; the entities merged, and the new summary (None: not kept by this agent)."""

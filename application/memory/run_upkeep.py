@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from application.best_effort import best_effort
 from application.errors import ApplicationError
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from domain.memory.window import MemoryPolicy
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 _UPKEEP = "memory upkeep"
 
 
@@ -134,20 +135,26 @@ class MemoryUpkeep:
         catch_up = max(SUMMARY_CATCH_UP, turns + 1)
         digest = self._digest(config, newest, state, catch_up)
         what = f"{_UPKEEP} (summary and entities) of {conversation_id}"
-        await self._job(SpanName.UPKEEP_SUMMARY, conversation_id, digest, what)
+        digested = await self._job(SpanName.UPKEEP_SUMMARY, conversation_id, digest, what)
         fold = self._fold(config, conversation_id)
         what = f"{_UPKEEP} (archive compaction) of {conversation_id}"
-        await self._job(SpanName.UPKEEP_ARCHIVE, conversation_id, fold, what)
+        folded = await self._job(SpanName.UPKEEP_ARCHIVE, conversation_id, fold, what)
         if self._index is not None:
-            index = self._index(newest, config)
+            # The conversation as the digest left it (under this lock), not read a second time; its
+            # new summary embedded before the index's write unless new entries join that embedding.
+            known = digested.conversation if digested else None
+            fresh = digested is not None and digested.saved and folded == []
+            index = self._index(newest, config, known, fresh)
             await self._job(SpanName.UPKEEP_RECALL_INDEX, conversation_id, index,
                             f"{_UPKEEP} (recall index) of {conversation_id}")
 
     async def _job(
-        self, name: SpanName, conversation_id: ConversationId, work: Awaitable[object], what: str, retried: bool = True
-    ) -> None:
-        """One job, best effort, in a span of its own (failed when the job did)."""
+        self, name: SpanName, conversation_id: ConversationId, work: Awaitable[T], what: str, retried: bool = True
+    ) -> T | None:
+        """One job, best effort, in a span of its own (failed when the job did); its result, None
+        when it failed."""
         with self._tracer.span(name, conversation_id=conversation_id) as span:
-            _, failed = await best_effort(work, None, what, retried=retried)
+            result, failed = await best_effort(work, None, what, retried=retried)
             if failed is not None:
                 span.fail(failed)
+            return result

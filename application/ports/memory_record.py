@@ -69,10 +69,12 @@ class RecallIndex(Protocol):
         ...
 
     async def index_conversation(
-        self, conversation: Conversation, sources: Sequence[MessageId], scope: RecallScope, model: str
+        self, conversation: Conversation, sources: Sequence[MessageId], scope: RecallScope, model: str,
+        summary_vector: Sequence[float] | None = None,
     ) -> list[RecallItem]:
         """`index_summary`, `share` and `unembedded` in one transaction (an upkeep's index): the
-        conversation's items with no vector of `model` yet."""
+        conversation's items with no vector of `model` yet. `summary_vector` (of `model`): kept with
+        a changed summary, which then is not to embed; an unchanged one keeps its own."""
         ...
 
     async def save_vectors(self, model: str, vectors: Mapping[str, Sequence[float]]) -> None:

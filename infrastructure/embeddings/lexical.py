@@ -41,7 +41,8 @@ def _slot(feature: str, dim: int) -> tuple[int, float]:
     return (digest >> 1) % dim, -1.0 if digest & 1 else 1.0
 
 
-@lru_cache(maxsize=1 << 16)
+# About 1 KB an entry: 8,192 words hold about 8 MiB (65,536 held 61 MiB) and keep the frequent ones.
+@lru_cache(maxsize=1 << 13)
 def _word_features(word: str, dim: int) -> tuple[tuple[int, float], ...]:
     """What one occurrence of `word` adds: (slot, signed weight) pairs."""
     slot, sign = _slot(word, dim)

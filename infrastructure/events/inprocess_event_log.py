@@ -16,9 +16,13 @@ if TYPE_CHECKING:
     from domain.ids import TaskId
 
 
+MAX_CLOSED_LOGS = 1000  # kept for replay; past it the ones due first go early (about 8 KB a short turn)
+
+
 @dataclass(slots=True)
 class _TaskLog(EventsInMemory):
     expires_at: float | None = None
+    waiting: int = 0  # readers waiting for its first events
 
 
 class InProcessEventLog(EventLog):
@@ -27,12 +31,16 @@ class InProcessEventLog(EventLog):
 
     A closed log is dropped once its retention has passed on `clock` (monotonic seconds; a test
     passes its own): every call first drops the logs due by then, so none outlives it for long.
-    A read's `wait` is real time, on the event loop.
+    At most `max_closed` closed logs are kept: past that, those due first go at once, so memory is
+    bounded by the turns in flight, not by the turns of the last hour. A read's `wait` is real
+    time, on the event loop.
     """
 
-    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic, max_closed: int = MAX_CLOSED_LOGS) -> None:
         self._logs: dict[TaskId, _TaskLog] = {}
         self._expiries: list[tuple[float, TaskId]] = []  # a heap: the next log due first
+        self._closed = 0  # logs with an expiry, in `_logs`
+        self._max_closed = max_closed
         self._clock = clock
 
     async def open(self, task_id: TaskId) -> None:
@@ -65,12 +73,16 @@ class InProcessEventLog(EventLog):
         if log is None:
             log = self._logs.setdefault(task_id, _TaskLog())
         if len(log.events) <= after and wait > 0:
+            log.waiting += 1
             try:
                 async with asyncio.timeout(wait):
                     while len(log.events) <= after:
                         await log.grew.wait()
             except TimeoutError:
                 return []
+            finally:
+                log.waiting -= 1
+                self._forget_unused(task_id, log)
         return log.events[after:]
 
     async def close(self, task_id: TaskId, retention: float) -> None:
@@ -78,13 +90,27 @@ class InProcessEventLog(EventLog):
         log = self._logs.get(task_id)
         if log is None:
             return
+        self._closed += log.expires_at is None
         log.expires_at = self._clock() + retention
         heapq.heappush(self._expiries, (log.expires_at, task_id))
+        while self._closed > self._max_closed:
+            self._drop_next()
 
     def _drop_expired(self) -> None:
         now = self._clock()
         while self._expiries and self._expiries[0][0] <= now:
-            due, task_id = heapq.heappop(self._expiries)
-            log = self._logs.get(task_id)
-            if log is not None and log.expires_at == due:  # not closed again since, with a later expiry
-                del self._logs[task_id]
+            self._drop_next()
+
+    def _drop_next(self) -> None:
+        """The log due first goes (a heap entry of a log closed again since, with a later expiry, is stale)."""
+        due, task_id = heapq.heappop(self._expiries)
+        log = self._logs.get(task_id)
+        if log is not None and log.expires_at == due:
+            del self._logs[task_id]
+            self._closed -= 1
+
+    def _forget_unused(self, task_id: TaskId, log: _TaskLog) -> None:
+        """A log a reader made to wait on, and nobody appended to or waits on any more: no turn
+        will close it, so it would never expire."""
+        if not log.events and not log.waiting and log.expires_at is None and self._logs.get(task_id) is log:
+            del self._logs[task_id]

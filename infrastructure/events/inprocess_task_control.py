@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import heapq
 import time
 from typing import TYPE_CHECKING
 
@@ -20,11 +21,16 @@ class InProcessTaskControl(TaskControl):
     def __init__(self, stop_ttl: float = 600.0, *, clock: Callable[[], float] = time.monotonic) -> None:
         self._tasks: dict[TaskId, tuple[TaskInfo, float]] = {}
         self._stops: dict[TaskId, float] = {}
+        # When each entry lapses, soonest first: a turn nobody asks about again still goes.
+        self._expiries: list[tuple[float, TaskId]] = []
         self._stop_ttl = stop_ttl
         self._clock = clock
 
     async def register(self, info: TaskInfo, ttl: float) -> None:
-        self._tasks[info.task_id] = (info, self._clock() + ttl)
+        self._drop_lapsed()
+        deadline = self._clock() + ttl
+        self._tasks[info.task_id] = (info, deadline)
+        heapq.heappush(self._expiries, (deadline, info.task_id))
 
     async def get(self, task_id: TaskId) -> TaskInfo | None:
         entry = self._tasks.get(task_id)
@@ -37,7 +43,9 @@ class InProcessTaskControl(TaskControl):
         info = await self.get(task_id)
         if info is None or info.owner != owner:
             return False
-        self._stops[task_id] = self._clock() + self._stop_ttl
+        deadline = self._clock() + self._stop_ttl
+        self._stops[task_id] = deadline
+        heapq.heappush(self._expiries, (deadline, task_id))
         return True
 
     async def stop_requested(self, task_id: TaskId) -> bool:
@@ -46,3 +54,14 @@ class InProcessTaskControl(TaskControl):
             del self._stops[task_id]  # lapsed flags go, so the dict does not grow with every stop
             return False
         return deadline is not None
+
+    def _drop_lapsed(self) -> None:
+        """The tasks and stop flags past their deadline (one registered again later keeps its own)."""
+        now = self._clock()
+        while self._expiries and self._expiries[0][0] < now:
+            deadline, task_id = heapq.heappop(self._expiries)
+            entry = self._tasks.get(task_id)
+            if entry is not None and entry[1] <= deadline:
+                del self._tasks[task_id]
+            if self._stops.get(task_id, now) <= deadline:
+                self._stops.pop(task_id, None)

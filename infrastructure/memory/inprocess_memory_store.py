@@ -38,6 +38,38 @@ if TYPE_CHECKING:
 DEFAULT_LOCK_WAIT = 300.0
 
 
+class _WaitedTooLong(Exception):
+    """A lock was not had in time (raised by the acquire alone, never by the work under the lock)."""
+
+
+class _Locks:
+    """A lock per conversation while someone holds it or waits for it, gone once nobody does: a
+    process serves conversation after conversation, and a lock left behind by each would stay."""
+
+    def __init__(self) -> None:
+        self._locks: dict[ConversationId, tuple[asyncio.Lock, list[int]]] = {}
+
+    @contextlib.asynccontextmanager
+    async def held(self, conversation_id: ConversationId, wait: float | None = None) -> AsyncIterator[None]:
+        """The conversation's lock, waited for at most `wait` seconds (`_WaitedTooLong` past it)."""
+        lock, users = self._locks.setdefault(conversation_id, (asyncio.Lock(), [0]))
+        users[0] += 1
+        try:
+            try:
+                async with asyncio.timeout(wait):
+                    await lock.acquire()
+            except TimeoutError as timeout:
+                raise _WaitedTooLong from timeout
+            try:
+                yield
+            finally:
+                lock.release()
+        finally:
+            users[0] -= 1
+            if not users[0]:
+                del self._locks[conversation_id]
+
+
 class InProcessMemoryStore(MemoryStore, EntityMemory, EntityCache, UpkeepLedger):
     """Every tier of every conversation, in dicts; changes to one conversation hold its lock."""
 
@@ -48,12 +80,12 @@ class InProcessMemoryStore(MemoryStore, EntityMemory, EntityCache, UpkeepLedger)
         self._history: dict[ConversationId, list[Entity]] = {}
         self._warmed: set[ConversationId] = set()  # whose entities are a copy of the record's
         self._states: dict[ConversationId, UpkeepState] = {}
-        self._changes: dict[ConversationId, asyncio.Lock] = {}
-        self._upkeep: dict[ConversationId, asyncio.Lock] = {}
+        self._changes = _Locks()
+        self._upkeep = _Locks()
         self._lock_wait = lock_wait
 
-    def _changing(self, conversation_id: ConversationId) -> asyncio.Lock:
-        return self._changes.setdefault(conversation_id, asyncio.Lock())
+    def _changing(self, conversation_id: ConversationId) -> contextlib.AbstractAsyncContextManager[None]:
+        return self._changes.held(conversation_id)
 
     # --- short-term store and archive ---
 
@@ -150,16 +182,11 @@ class InProcessMemoryStore(MemoryStore, EntityMemory, EntityCache, UpkeepLedger)
 
     @contextlib.asynccontextmanager
     async def exclusive(self, conversation_id: ConversationId) -> AsyncIterator[None]:
-        lock = self._upkeep.setdefault(conversation_id, asyncio.Lock())
         try:
-            async with asyncio.timeout(self._lock_wait):
-                await lock.acquire()
-        except TimeoutError as timeout:
+            async with self._upkeep.held(conversation_id, self._lock_wait):
+                yield
+        except _WaitedTooLong as timeout:
             raise UpkeepBusy(f"conversation {conversation_id}'s upkeep is busy") from timeout
-        try:
-            yield
-        finally:
-            lock.release()
 
 
 class InProcessEmbeddingCache(EmbeddingCache):

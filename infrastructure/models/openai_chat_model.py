@@ -1,30 +1,28 @@
 """A chat model behind an OpenAI-compatible Chat Completions API (OpenAI, DeepSeek, Qwen,
 Ollama, vLLM…), streamed.
 
-The SDK sends the request (auth, headers, timeouts, HTTP errors as exceptions); the stream's
-`data:` lines are read as plain JSON (`openai_stream.sse_chunks`) rather than through the SDK's
-typed chunk objects, whose construction cost more than everything else per chunk. The SDK's
-aiohttp transport (`DefaultAioHttpClient`) carries the calls: httpx's pool walks every open
-connection on each request and each release, which at two hundred concurrent streams cost more
-than the requests themselves, and aiohttp parses HTTP in C.
+The request goes straight over aiohttp (`openai_http`), not through the openai SDK: the request is
+built here in wire format, and the SDK's own work to send it (its request options, an httpx request
+and headers handed to its aiohttp transport, a response wrapped around aiohttp's) cost more CPU per
+call than the rest of the turn's model work. The stream's `data:` lines are read as plain JSON
+(`openai_stream.sse_chunks`), and HTTP error statuses are ours to raise (`StatusError`), translated
+as the SDK's were (`openai_errors`).
 
-Retries are ours, not the SDK's: a call that fails before its first chunk (429, 5xx, a
-connection error or timeout) is tried again with jittered exponential backoff, honouring
-the server's Retry-After up to a cap; once a chunk is out, a failure is final, since the
-user has already seen part of an answer that a new call would not continue. A call that fails
-before its first chunk reached no model (`ModelNotReached`): it is billed nothing.
+Retries are ours: a call that fails before its first chunk (429, 5xx, a connection error or
+timeout) is tried again with jittered exponential backoff, honouring the server's Retry-After up
+to a cap; once a chunk is out, a failure is final, since the user has already seen part of an
+answer that a new call would not continue. A call that fails before its first chunk reached no
+model (`ModelNotReached`): it is billed nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from contextlib import AbstractAsyncContextManager, AsyncExitStack
+from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any
 
-import httpx2
-import openai
-from openai import AsyncOpenAI, DefaultAioHttpClient
+import aiohttp
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_random_exponential
 
@@ -36,9 +34,9 @@ from infrastructure.models.openai_convert import (
     openai_tool_choice,
     openai_tools,
 )
-from infrastructure.models.openai_errors import ModelErrors, is_transient, retry_after
-from infrastructure.models.openai_stream import ChunkReader, sse_chunks
-from infrastructure.models.provider_config import NO_KEY, ProviderConfig
+from infrastructure.models.openai_errors import ModelErrors, StatusError, is_transient, retry_after
+from infrastructure.models.openai_http import ChatCompletionsHTTP, status_error
+from infrastructure.models.openai_stream import ChunkReader, ErrorEvent, sse_chunks, text_lines
 from infrastructure.models.tool_names import ToolNames
 
 if TYPE_CHECKING:
@@ -47,9 +45,11 @@ if TYPE_CHECKING:
     from domain.agents.config import ModelCapabilities, ModelParams
     from domain.conversations.messages import Msg
     from domain.tools.calls import ToolSpec
+    from infrastructure.models.provider_config import ProviderConfig
 
-# What the SDK raises (it lets JSON errors and, rarely, transport errors through unwrapped).
-_FAILURES = (openai.OpenAIError, json.JSONDecodeError, httpx2.HTTPError)
+# An error status, an error event, a broken connection or timeout (aiohttp's socket timeouts are
+# TimeoutErrors), and garbage on the wire.
+_FAILURES = (StatusError, ErrorEvent, aiohttp.ClientError, OSError, TimeoutError, json.JSONDecodeError)
 
 
 class _Upstream:
@@ -74,10 +74,7 @@ class _Upstream:
 class OpenAIChatModel(ChatModel):
     def __init__(self, config: ProviderConfig) -> None:
         self._config = config
-        self._client = AsyncOpenAI(
-            base_url=config.base_url, api_key=config.api_key or NO_KEY, timeout=config.timeout, max_retries=0,
-            http_client=DefaultAioHttpClient(),
-        )
+        self._http = ChatCompletionsHTTP(config)  # its session is made on the first call
         self._errors = ModelErrors(config.model, config.base_url, config.timeout, config.api_key)
         self._backoff = wait_random_exponential(multiplier=config.retry_initial_delay, max=config.retry_max_delay)
 
@@ -106,7 +103,7 @@ class OpenAIChatModel(ChatModel):
 
     async def aclose(self) -> None:
         """Closes the connection pool; call it on the event loop that used the model."""
-        await self._client.close()
+        await self._http.aclose()
 
     def _request(
         self, messages: Sequence[Msg], tools: Sequence[ToolSpec], names: ToolNames, params: ModelParams | None
@@ -145,32 +142,28 @@ class OpenAIChatModel(ChatModel):
         """The stream, with its first chunk read; `answered` gets an entry once the headers are in."""
         exits = AsyncExitStack()
         try:
-            # The request is already in wire format, so it goes as `extra_body`, which the SDK sends
-            # as is: passed as typed arguments, it is walked against the SDK's TypedDicts first,
-            # which cost more CPU than the rest of sending it. (`extra_body` overrides `messages`.)
-            streaming = self._client.chat.completions.with_streaming_response
-            response = await self._send(
-                exits, streaming.create(model=request["model"], messages=[], stream=True, extra_body=request)
-            )
+            response = await self._send(exits, request)
             answered.append(True)
-            chunks = sse_chunks(response.iter_lines(), response.http_response.request)
-            exits.push_async_callback(chunks.aclose)  # closed before the response, in reverse order
+            lines = text_lines(response.content.iter_any())
+            chunks = sse_chunks(lines)
+            exits.push_async_callback(lines.aclose)  # in reverse order: the chunks, the lines, the response
+            exits.push_async_callback(chunks.aclose)
             first = await anext(chunks, None)
         except BaseException:
             await exits.aclose()
             raise
         return _Upstream(exits, chunks, first)
 
-    async def _send(self, exits: AsyncExitStack, call: AbstractAsyncContextManager[Any]) -> Any:
-        """The response to a request, once its headers are in. The aiohttp transport bounds the
-        connect and every read, but not the upload: a server that stops reading would hold the
-        request forever, so the whole exchange up to the headers is bounded here as well."""
-        try:
-            async with asyncio.timeout(self._config.timeout):
-                return await exits.enter_async_context(call)
-        except TimeoutError as stalled:
-            request = httpx2.Request("POST", self._client.base_url.join("chat/completions"))
-            raise openai.APITimeoutError(request=request) from stalled
+    async def _send(self, exits: AsyncExitStack, request: dict[str, Any]) -> aiohttp.ClientResponse:
+        """The response to a request, once its headers are in (with an error status: its body read,
+        raised as a `StatusError`). aiohttp bounds the connect and every read, but not the upload: a
+        server that stops reading would hold the request forever, so the whole exchange up to the
+        headers is bounded here as well."""
+        async with asyncio.timeout(self._config.timeout):
+            response = await exits.enter_async_context(self._http.post(request))
+            if response.status >= 400:
+                raise await status_error(response)
+        return response
 
     async def _read(self, upstream: _Upstream) -> Any:
         try:

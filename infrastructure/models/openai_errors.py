@@ -13,13 +13,16 @@ import errno
 import json
 import logging
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import aiohttp
 import httpx2
 import openai
 
 from application.errors import ModelError, ModelNotReached
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 logger = logging.getLogger(__name__)
 
@@ -52,19 +55,45 @@ _DROPPED = (
 _DROPPED_ERRNOS = frozenset({errno.ECONNRESET, errno.EPIPE, errno.ECONNABORTED})
 
 
+class StatusError(Exception):
+    """An answer with an HTTP error status: the status, the headers (names in lower case) and the
+    server's own message, which goes to the log only."""
+
+    def __init__(self, status: int, headers: Mapping[str, str], message: str) -> None:
+        super().__init__(f"HTTP {status}")
+        self.status = status
+        self.headers = {name.lower(): value for name, value in headers.items()}
+        self.message = message
+
+    @classmethod
+    def of(cls, status: int, headers: Mapping[str, str], body: bytes) -> StatusError:
+        """From the raw body: OpenAI's `{"error": {"message": …}}`, `{"error": "…"}` (Ollama's), or
+        any other body as it reads."""
+        text = body.decode(errors="replace")
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            parsed = None
+        said = parsed.get("error", parsed) if isinstance(parsed, dict) else None
+        if isinstance(said, dict):
+            said = said.get("message")
+        return cls(status, headers, str(said or text))
+
+
 def is_transient(error: BaseException) -> bool:
-    """Rate limits, server errors and connection failures (timeouts included) may pass."""
-    return isinstance(error, openai.RateLimitError | openai.InternalServerError | openai.APIConnectionError)
+    """Rate limits, server errors and transport failures (timeouts included) may pass."""
+    if isinstance(error, StatusError):
+        return error.status == 429 or error.status >= 500
+    return isinstance(error, Exception) and transport_failure(error) is not None
 
 
 def retry_after(error: BaseException | None) -> float | None:
     """Seconds the server asked us to wait (`retry-after-ms` or `retry-after` in seconds)."""
-    if not isinstance(error, openai.APIStatusError):
+    if not isinstance(error, StatusError):
         return None
-    headers = error.response.headers
     for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
         try:
-            return float(headers[name]) * scale
+            return float(error.headers[name]) * scale
         except (KeyError, ValueError):
             continue  # absent, or an HTTP date: fall back to our own backoff
     return None
@@ -87,13 +116,12 @@ class ModelErrors:
             "Model %r at %s failed (timeout %g s): %s → %r",
             self.model, self.base_url or "the OpenAI API", self.timeout, self._scrub(details(error)), sentence,
         )
-        unanswered = isinstance(error, openai.APIStatusError) or transport_failure(error) is not None
+        unanswered = _status(error) is not None or transport_failure(error) is not None
         return ModelNotReached(sentence) if before_answer and unanswered else ModelError(sentence)
 
     def sentence(self, error: BaseException) -> str:
         """What a client is told: one of a few fixed sentences, by kind of failure."""
-        if isinstance(error, openai.APIStatusError):
-            status = error.status_code
+        if (status := _status(error)) is not None:
             template = _STATUS_SENTENCES.get(status) or (_SERVER_FAILED if status >= 500 else _REQUEST_REFUSED)
             return template.format(server=self.server, status=status)
         if isinstance(error, json.JSONDecodeError):
@@ -105,11 +133,19 @@ class ModelErrors:
         return text.replace(self.secret, "***") if self.secret else text
 
 
+def _status(error: BaseException) -> int | None:
+    """The HTTP error status the server answered with (ours, or the openai SDK's), if any."""
+    if isinstance(error, StatusError):
+        return error.status
+    return error.status_code if isinstance(error, openai.APIStatusError) else None
+
+
 def transport_failure(error: BaseException) -> Transport | None:
-    """What a transport failure was, read from the exception chain first. The class alone misleads:
-    the SDK's aiohttp transport reports every aiohttp connection error (refused, TLS, a dropped
-    stream) as httpx's ConnectTimeout, which the SDK turns into an APITimeoutError."""
-    for cause in _chain(error)[1:]:
+    """What a transport failure was, read from the exception chain first (aiohttp's and the OS's
+    errors). A wrapper's class alone misleads: the SDKs (the embedder's, AgentScope's) wrap the cause
+    in classes of their own, and the openai SDK's aiohttp transport even reported a refused
+    connection or a dropped stream as httpx's ConnectTimeout, and that as an APITimeoutError."""
+    for cause in _chain(error):
         if kind := _os_level(cause):
             return kind
     return _by_class(error)
@@ -134,10 +170,8 @@ def _by_class(error: BaseException) -> Transport | None:
         return "timeout"
     if isinstance(error, httpx2.RemoteProtocolError | httpx2.ReadError | httpx2.WriteError):
         return "reset"
-    if isinstance(error, openai.APIConnectionError | httpx2.TransportError | OSError):
+    if isinstance(error, openai.APIConnectionError | httpx2.TransportError | aiohttp.ClientError | OSError):
         return "connect"
-    if isinstance(error, aiohttp.ClientError):
-        return _os_level(error)
     return None
 
 
@@ -154,12 +188,14 @@ def _chain(error: BaseException) -> list[BaseException]:
 def details(error: BaseException) -> str:
     """For the log: each exception of the chain as `Class: first line`, and the server's message."""
     parts = [f"{type(e).__name__}: {_first_line(str(e))}" for e in _chain(error)]
-    if isinstance(error, openai.APIStatusError):
-        parts.insert(0, f"HTTP {error.status_code}: {_server_message(error)}")
+    if isinstance(error, StatusError | openai.APIStatusError):
+        parts.insert(0, f"HTTP {_status(error)}: {_server_message(error)}")
     return " <- ".join(parts)
 
 
-def _server_message(error: openai.APIStatusError) -> str:
+def _server_message(error: StatusError | openai.APIStatusError) -> str:
+    if isinstance(error, StatusError):
+        return _first_line(error.message)
     body = error.body
     message = body.get("message") if isinstance(body, dict) else None
     return _first_line(str(message or error.message))

@@ -1,5 +1,5 @@
-"""Reads the chunks of one streamed Chat Completions reply: the SSE `data:` lines as JSON, then
-each chunk's deltas. No I/O: fed line by line and chunk by chunk."""
+"""Reads the chunks of one streamed Chat Completions reply: the body's lines, the SSE `data:` lines
+as JSON, then each chunk's deltas. No I/O: fed piece by piece, line by line and chunk by chunk."""
 
 from __future__ import annotations
 
@@ -7,20 +7,15 @@ import asyncio
 import contextlib
 import json
 import logging
-import ssl
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
-
-import anyio
-import httpx2
-import openai
 
 from application.errors import ModelError
 from application.ports.chat_model import ModelChunk
 from infrastructure.models.tool_calls import ToolCallAssembler
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncGenerator, AsyncIterator
+    from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator
 
     from domain.conversations.messages import Usage
     from infrastructure.models.provider_config import TokenPrice
@@ -29,34 +24,43 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MALFORMED = "The model server sent a malformed chunk"
-
-
-# Transport failures the SDK itself reports as a connection error (httpx2 leaves some TLS ones unmapped).
-_CONNECTION_ERRORS = (httpx2.RequestError, ssl.SSLError, anyio.EndOfStream)
 DRAIN_S = 0.1  # how long the rest of a finished response is read, for its connection to be reused
 
 
-async def sse_chunks(lines: AsyncIterator[str], request: httpx2.Request) -> AsyncGenerator[dict[str, Any], None]:
-    """Each event's `data` as a JSON object, until `[DONE]`. Like the SDK's own stream, an
-    `{"error": …}` event raises `openai.APIError`, and a timeout or a broken connection the
-    SDK's errors for them; data that is not a JSON object is a malformed chunk."""
-    try:
-        async for payload in _event_data(lines):
-            if payload.startswith("[DONE]"):
-                await _drain(lines)
-                return
-            chunk = json.loads(payload)
-            if not isinstance(chunk, dict):
-                raise ModelError(f"{MALFORMED} (not a JSON object).")
-            if chunk.get("error"):
-                error = chunk["error"]
-                message = error.get("message") if isinstance(error, dict) else None
-                raise openai.APIError(str(message or "An error occurred during streaming"), request, body=error)
-            yield chunk
-    except httpx2.TimeoutException as error:
-        raise openai.APITimeoutError(request=request) from error
-    except _CONNECTION_ERRORS as error:
-        raise openai.APIConnectionError(request=request) from error
+class ErrorEvent(Exception):
+    """An `{"error": …}` event in the stream: the server gave up mid-answer, in words for the log."""
+
+
+async def sse_chunks(lines: AsyncIterator[str]) -> AsyncGenerator[dict[str, Any], None]:
+    """Each event's `data` as a JSON object, until `[DONE]`. As in the openai SDK's own stream, an
+    `{"error": …}` event is an error (`ErrorEvent`); data that is not a JSON object is a malformed
+    chunk. A broken connection or a timeout comes through as the transport raised it."""
+    async for payload in _event_data(lines):
+        if payload.startswith("[DONE]"):
+            await _drain(lines)
+            return
+        chunk = json.loads(payload)
+        if not isinstance(chunk, dict):
+            raise ModelError(f"{MALFORMED} (not a JSON object).")
+        if error := chunk.get("error"):
+            message = error.get("message") if isinstance(error, dict) else None
+            raise ErrorEvent(str(message or "An error occurred during streaming"))
+        yield chunk
+
+
+async def text_lines(body: AsyncIterable[bytes]) -> AsyncGenerator[str, None]:
+    r"""The body's lines as its pieces come, without their ending: `\n`, `\r\n` or `\r`, as SSE
+    allows, a `\r\n` split between two pieces included."""
+    rest, after_cr = b"", False
+    async for piece in body:
+        data = piece[1:] if after_cr and piece.startswith(b"\n") else piece
+        after_cr = data.endswith(b"\r")
+        lines = (rest + data).replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+        rest = lines.pop()
+        for line in lines:
+            yield line.decode(errors="replace")
+    if rest:
+        yield rest.decode(errors="replace")
 
 
 async def _drain(lines: AsyncIterator[str]) -> None:

@@ -1,16 +1,17 @@
-"""The recall index's vectors of one user, and of one conversation's archive, kept in this process
-as one normalised matrix each.
+"""The recall index's vectors of one user, and of one conversation's archive, kept in this process as
+one normalised matrix each.
 
 Recall across conversations runs at every turn; reading and stacking a user's thousands of vectors
 each time costs more than the rest of recall. So each (user, scope, model, dimension) keeps its
-matrix here, rows L2-normalised, with the *version* it was read at: the count of the user's
-embedded items and the newest `changed_at` among them, which every write changes (a new vector, a
-new scope, an item gone). A turn ranks with the matrix it has and reads the version in the query
-that reads the best items' text (`latest`); only a changed version reads the vectors again, and
-ranks again, so another process's writes are seen at the next turn. A conversation's
-own archive (`ArchiveMatrix`) is kept the same way, by (conversation, model, dimension), its version
-the count of its entries and the newest `changed_at` among them. At most `max_bytes` of matrices
-are kept, the least recently used dropped first.
+matrix here, rows L2-normalised, with the *version* it was read at: the conversation its read left
+out (the turn's own), the count of the user's embedded items and the newest `changed_at` among them,
+which every write changes (a new vector, a new scope, an item gone). One matrix per user: a turn of
+another conversation reads it again and replaces it, never adds a copy beside it. A turn ranks with
+the matrix it has and reads the version in the query that reads the best items' text (`latest`);
+only a changed version reads the vectors again, and ranks again, so another process's writes are
+seen at the next turn. A conversation's own archive (`ArchiveMatrix`) is kept the same way, by
+(conversation, model, dimension), its version the count of its entries and the newest `changed_at`
+among them. At most `max_bytes` of matrices are kept, the least recently used dropped first.
 """
 
 from __future__ import annotations
@@ -129,6 +130,11 @@ class RecallMatrices:
         self._matrices: OrderedDict[Hashable, Matrix | ArchiveMatrix] = OrderedDict()
         self._bytes = 0
         self._max_bytes = max_bytes
+
+    @property
+    def kept(self) -> int:
+        """How many matrices are kept."""
+        return len(self._matrices)
 
     def latest(self, key: Hashable, kind: type[K]) -> K | None:
         """The matrix last read for `key`, whatever its version: to rank with at once and check its

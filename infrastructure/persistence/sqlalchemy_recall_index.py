@@ -2,7 +2,9 @@
 vectors, ranked by cosine similarity (numpy).
 
 Recall (`for_recall`) ranks the user's shared items but those of the turn's own conversation with
-the matrix kept in process for that user and conversation (`recall_matrices.py`), and reads text and
+the matrix kept in process for that user (`recall_matrices.py`: one per user, the conversation it
+leaves out first in its version, so a new conversation replaces it rather than adding a copy of all
+the user's vectors), and reads text and
 sources of the best few only, joined to their conversations so that a deleted one is left out, in
 one query with the version of those items (from `ix_memory_items_recall` alone). Only a changed
 version, which the turn's own conversation, upkept at every turn, does not change, reads the
@@ -11,7 +13,8 @@ user's items with that join and ranks them once.
 tests/bench/user_memory.py measures both.
 
 An upkeep's index (`index_conversation`) keeps the summary, shares the conversation's items and
-reads those to embed in one transaction, not three: a new conversation's upkeep commits less. Its
+reads those to embed in one transaction, not three: a new conversation's upkeep commits less. A
+summary embedded beforehand is kept with its vector, so no transaction saves it after. Its
 statements are prebuilt (recall_index_statements.py) and run on a Core connection: no unit of work.
 """
 
@@ -79,27 +82,32 @@ class SqlAlchemyRecallIndex(RecallIndex):
             await _share(session, conversation_id, scope)
 
     async def index_conversation(
-        self, conversation: Conversation, sources: Sequence[MessageId], scope: RecallScope, model: str
+        self, conversation: Conversation, sources: Sequence[MessageId], scope: RecallScope, model: str,
+        summary_vector: Sequence[float] | None = None,
     ) -> list[RecallItem]:
+        vector = None if summary_vector is None else (model, vector_bytes(summary_vector))
         async with self._db.connection("index a conversation") as session:
-            await self._keep_summary(session, conversation, sources)
+            await self._keep_summary(session, conversation, sources, vector)
             await _share(session, conversation.id, scope)
             return await _unembedded(session, conversation.id, model)
 
     async def _keep_summary(
-        self, session: AsyncConnection, conversation: Conversation, sources: Sequence[MessageId]
+        self, session: AsyncConnection, conversation: Conversation, sources: Sequence[MessageId],
+        vector: tuple[str, bytes] | None = None,
     ) -> None:
+        """Keep the summary item; a changed one with `vector` (its model, its bytes) when given."""
         item_id = summary_item_id(conversation.id)
         if not conversation.summary.strip():
             await session.execute(DROP_ITEM, {"b_id": item_id})
             return
         if await session.scalar(SUMMARY_TEXT, {"b_id": item_id}) == conversation.summary:
             return
+        model, embedded = vector or (None, None)
         values = {
             "id": item_id, "conversation_id": conversation.id, "owner": conversation.owner,
             "end_user": conversation.end_user, "agent_id": conversation.app_id, "kind": RecallKind.SUMMARY.value,
             "text": conversation.summary, "source_message_ids": json.dumps(list(sources)),
-            "created_at": utc(conversation.updated_at), "model": None, "vector": None, "changed_at": _now(),
+            "created_at": utc(conversation.updated_at), "model": model, "vector": embedded, "changed_at": _now(),
         }
         await session.execute(keep_summary(self._db.is_sqlite), {f"b_{k}": v for k, v in values.items()})
 
@@ -160,20 +168,20 @@ class SqlAlchemyRecallIndex(RecallIndex):
         shape = (holder.agent_id is not None, exclude is not None)
         values = {"owner": holder.owner, "end_user": holder.end_user, "scope": shared.value, "model": model,
                   "agent_id": holder.agent_id, "exclude": exclude}
-        key = (holder, shared, model, wanted.size, exclude)
+        key = (holder, shared, model, wanted.size)
         async with self._db.connection("recall across conversations") as session:
             kept = self._matrices.latest(key, Matrix)
-            if kept is not None:
+            if kept is not None and kept.version[0] == exclude:
                 # A few more than asked: a conversation deleted since (its items not erased yet) drops out below.
                 best = kept.best(wanted, None, top_k * 2 + 2)
                 version, rows = versioned((await session.execute(
                     _best_items(*shape, picked=bool(best)), {**values, "ids": _ids(best)}
                 )).all())
-                if version == kept.version:
+                if (exclude, *version) == kept.version:
                     return _scored(best, rows, top_k)
-            # Never read, or changed since: the matrix read again with its version, and ranked again.
+            # Never read, read for another conversation, or changed since: read again, ranked again.
             version, found = versioned((await session.execute(_matrix(*shape), values)).all())
-            matrix = Matrix.of(version, found, wanted.size)
+            matrix = Matrix.of((exclude, *version), found, wanted.size)
             self._matrices.put(key, matrix)
             best = matrix.best(wanted, None, top_k * 2 + 2)
             rows = versioned((await session.execute(

@@ -10,7 +10,7 @@ evaluated annotations, and would leave string ones unwired.
 
 from typing import Annotated, Any
 
-from dependency_injector.wiring import Provide, inject
+from dependency_injector.wiring import inject
 from fastapi import APIRouter, Depends, Path
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -21,6 +21,7 @@ from domain.accounts.keys import MAX_NAME_CHARS, ApiKey, ApiKeyId
 from domain.ids import AppId, OwnerId
 from interfaces.http.openapi import ERROR_RESPONSES
 from interfaces.http.owner import current_owner
+from interfaces.http.provided import Provided
 from interfaces.http.schemas import Name, UnicodeText
 
 router = APIRouter(responses=ERROR_RESPONSES, tags=["agent keys"])
@@ -51,7 +52,7 @@ def key_data(key: ApiKey) -> dict[str, Any]:
 @inject
 async def create_agent_key(
     agent_id: AgentPath, body: CreateKeyBody, owner: Owner,
-    create: Annotated[CreateAgentKey, Depends(Provide["create_agent_key"])],
+    create: Annotated[CreateAgentKey, Depends(Provided["create_agent_key"])],
 ) -> dict[str, Any]:
     """A new key bound to the agent. `key` is shown this once: only its hash is stored."""
     created = await create(body.name, AppId(agent_id), owner)
@@ -61,7 +62,7 @@ async def create_agent_key(
 @router.get("/api/agents/{agent_id}/keys")
 @inject
 async def list_agent_keys(
-    agent_id: AgentPath, owner: Owner, keys: Annotated[ListAgentKeys, Depends(Provide["list_agent_keys"])]
+    agent_id: AgentPath, owner: Owner, keys: Annotated[ListAgentKeys, Depends(Provided["list_agent_keys"])]
 ) -> dict[str, Any]:
     """The agent's keys, revoked ones too, oldest first."""
     return {"data": [key_data(k) for k in await keys(AppId(agent_id), owner)]}
@@ -71,7 +72,7 @@ async def list_agent_keys(
 @inject
 async def revoke_agent_key(
     agent_id: AgentPath, key_id: KeyPath, owner: Owner,
-    revoke: Annotated[RevokeAgentKey, Depends(Provide["revoke_agent_key"])],
+    revoke: Annotated[RevokeAgentKey, Depends(Provided["revoke_agent_key"])],
 ) -> dict[str, Any]:
     """Revoked at once: the next request with it is 401. Revoking twice is harmless."""
     return key_data(await revoke(AppId(agent_id), ApiKeyId(key_id), owner))

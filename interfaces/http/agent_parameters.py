@@ -8,7 +8,7 @@ evaluated annotations, and would leave string ones unwired.
 
 from typing import Annotated, Any
 
-from dependency_injector.wiring import Provide, inject
+from dependency_injector.wiring import inject
 from fastapi import APIRouter, Depends, Path
 
 from application.accounts.authenticate import Caller
@@ -16,6 +16,7 @@ from application.agents.read_parameters import ReadParameters
 from domain.ids import AppId
 from interfaces.http.openapi import ERROR_RESPONSES
 from interfaces.http.owner import EndUser, current_caller, viewer_of
+from interfaces.http.provided import Provided
 from interfaces.http.schemas import UnicodeText
 
 router = APIRouter(responses=ERROR_RESPONSES, tags=["agents"])
@@ -27,7 +28,7 @@ AgentPath = Annotated[UnicodeText, Path(min_length=1, max_length=64)]
 @inject
 async def agent_parameters(
     agent_id: AgentPath, caller: Annotated[Caller, Depends(current_caller)],
-    read: Annotated[ReadParameters, Depends(Provide["agents.read_parameters"])],
+    read: Annotated[ReadParameters, Depends(Provided["agents.read_parameters"])],
     user: EndUser | None = None,
 ) -> dict[str, Any]:
     """Name, opening statement, suggested questions, whether images are taken, whether follow-up

@@ -3,7 +3,7 @@
 
 from typing import Annotated, Any
 
-from dependency_injector.wiring import Provide, inject
+from dependency_injector.wiring import inject
 from fastapi import APIRouter, Depends, Query
 
 from application.agents.usage_stats import MAX_DAYS, ReadUsageStats
@@ -12,6 +12,7 @@ from domain.agents.agent import MAX_VERSION
 from domain.ids import AppId
 from interfaces.http.agents import AgentPath, Owner
 from interfaces.http.openapi import ERROR_RESPONSES
+from interfaces.http.provided import Provided
 
 router = APIRouter(responses=ERROR_RESPONSES, tags=["agents"])
 
@@ -37,7 +38,7 @@ Version = Annotated[int | None, Query(ge=1, le=MAX_VERSION, description="Only th
 @router.get("/api/agents/{agent_id}/stats")
 @inject
 async def agent_stats(
-    agent_id: AgentPath, owner: Owner, read: Annotated[ReadUsageStats, Depends(Provide["agents.read_usage_stats"])],
+    agent_id: AgentPath, owner: Owner, read: Annotated[ReadUsageStats, Depends(Provided["agents.read_usage_stats"])],
     first: From = None, last: To = None, version: Version = None,
 ) -> dict[str, Any]:
     """Conversations, messages, end users, tokens, cost, latency, time to first token, likes and

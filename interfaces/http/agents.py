@@ -3,7 +3,7 @@ versions, diff, restore and activate. Owner only: another account's agent is 404
 
 from typing import Annotated, Any
 
-from dependency_injector.wiring import Provide, inject
+from dependency_injector.wiring import inject
 from fastapi import APIRouter, Depends, Path
 
 from application.agents.change_agent import ChangeAgent
@@ -25,6 +25,7 @@ from interfaces.http.agent_schemas import (
 )
 from interfaces.http.openapi import ERROR_RESPONSES
 from interfaces.http.owner import current_owner
+from interfaces.http.provided import Provided
 from interfaces.http.schemas import UnicodeText
 
 router = APIRouter(responses=ERROR_RESPONSES, tags=["agents"])
@@ -37,7 +38,7 @@ VersionPath = Annotated[int, Path(ge=1, le=MAX_VERSION)]
 @router.post("/api/agents", status_code=201)
 @inject
 async def create_agent(
-    body: CreateAgentBody, owner: Owner, create: Annotated[CreateAgent, Depends(Provide["agents.create_agent"])]
+    body: CreateAgentBody, owner: Owner, create: Annotated[CreateAgent, Depends(Provided["agents.create_agent"])]
 ) -> dict[str, Any]:
     """A new agent with its draft at revision 1; a config given in part takes the defaults."""
     agent = await create(owner, body.name, body.description, body.config)
@@ -47,7 +48,7 @@ async def create_agent(
 @router.get("/api/agents")
 @inject
 async def list_agents(
-    owner: Owner, agents: Annotated[ListAgents, Depends(Provide["agents.list_agents"])]
+    owner: Owner, agents: Annotated[ListAgents, Depends(Provided["agents.list_agents"])]
 ) -> dict[str, Any]:
     """The caller's agents (archived ones too), after the platform's default agent."""
     return {"data": [agent_data(a) for a in await agents(owner)]}
@@ -56,7 +57,7 @@ async def list_agents(
 @router.get("/api/agents/{agent_id}")
 @inject
 async def get_agent(
-    agent_id: AgentPath, owner: Owner, get: Annotated[GetAgent, Depends(Provide["agents.get_agent"])]
+    agent_id: AgentPath, owner: Owner, get: Annotated[GetAgent, Depends(Provided["agents.get_agent"])]
 ) -> dict[str, Any]:
     return agent_data(await get(AppId(agent_id), owner))
 
@@ -65,7 +66,7 @@ async def get_agent(
 @inject
 async def change_agent(
     agent_id: AgentPath, body: ChangeAgentBody, owner: Owner,
-    change: Annotated[ChangeAgent, Depends(Provide["agents.change_agent"])],
+    change: Annotated[ChangeAgent, Depends(Provided["agents.change_agent"])],
 ) -> dict[str, Any]:
     """Rename, describe, archive (`status: archived`) or unarchive (`status: active`)."""
     status = AgentStatus(body.status) if body.status else None
@@ -76,7 +77,7 @@ async def change_agent(
 @router.delete("/api/agents/{agent_id}")
 @inject
 async def archive_agent(
-    agent_id: AgentPath, owner: Owner, change: Annotated[ChangeAgent, Depends(Provide["agents.change_agent"])]
+    agent_id: AgentPath, owner: Owner, change: Annotated[ChangeAgent, Depends(Provided["agents.change_agent"])]
 ) -> dict[str, Any]:
     """Archives the agent: it stops taking turns; its conversations stay readable."""
     return agent_data(await change(AppId(agent_id), owner, status=AgentStatus.ARCHIVED))
@@ -85,7 +86,7 @@ async def archive_agent(
 @router.get("/api/agents/{agent_id}/draft")
 @inject
 async def get_draft(
-    agent_id: AgentPath, owner: Owner, get: Annotated[GetAgent, Depends(Provide["agents.get_agent"])]
+    agent_id: AgentPath, owner: Owner, get: Annotated[GetAgent, Depends(Provided["agents.get_agent"])]
 ) -> dict[str, Any]:
     return draft_data(await get(AppId(agent_id), owner))
 
@@ -94,7 +95,7 @@ async def get_draft(
 @inject
 async def save_draft(
     agent_id: AgentPath, body: DraftBody, owner: Owner,
-    save: Annotated[SaveDraft, Depends(Provide["agents.save_draft"])],
+    save: Annotated[SaveDraft, Depends(Provided["agents.save_draft"])],
 ) -> dict[str, Any]:
     """Saves over `revision`; a stale revision is 409 `conflict`."""
     return draft_data(await save(AppId(agent_id), owner, body.revision, body.config))
@@ -103,7 +104,7 @@ async def save_draft(
 @router.post("/api/agents/{agent_id}/publish", status_code=201)
 @inject
 async def publish(
-    agent_id: AgentPath, owner: Owner, publish: Annotated[PublishAgent, Depends(Provide["agents.publish_agent"])],
+    agent_id: AgentPath, owner: Owner, publish: Annotated[PublishAgent, Depends(Provided["agents.publish_agent"])],
     body: PublishBody | None = None,
 ) -> dict[str, Any]:
     """The draft as the next version. Invalid: 422 with every problem; unchanged since the last: 409."""
@@ -113,7 +114,7 @@ async def publish(
 @router.get("/api/agents/{agent_id}/versions")
 @inject
 async def list_versions(
-    agent_id: AgentPath, owner: Owner, versions: Annotated[ListVersions, Depends(Provide["agents.list_versions"])]
+    agent_id: AgentPath, owner: Owner, versions: Annotated[ListVersions, Depends(Provided["agents.list_versions"])]
 ) -> dict[str, Any]:
     """Newest first, without their configs."""
     return {"data": [version_data(v, with_config=False) for v in await versions(AppId(agent_id), owner)]}
@@ -123,7 +124,7 @@ async def list_versions(
 @inject
 async def get_version(
     agent_id: AgentPath, version: VersionPath, owner: Owner,
-    get: Annotated[GetVersion, Depends(Provide["agents.get_version"])],
+    get: Annotated[GetVersion, Depends(Provided["agents.get_version"])],
 ) -> dict[str, Any]:
     return version_data(await get(AppId(agent_id), owner, version))
 
@@ -132,7 +133,7 @@ async def get_version(
 @inject
 async def restore_version(
     agent_id: AgentPath, version: VersionPath, owner: Owner,
-    restore: Annotated[RestoreVersion, Depends(Provide["agents.restore_version"])],
+    restore: Annotated[RestoreVersion, Depends(Provided["agents.restore_version"])],
 ) -> dict[str, Any]:
     """Loads the version into the draft (a new revision)."""
     return draft_data(await restore(AppId(agent_id), owner, version))
@@ -142,7 +143,7 @@ async def restore_version(
 @inject
 async def activate_version(
     agent_id: AgentPath, version: VersionPath, owner: Owner,
-    activate: Annotated[ActivateVersion, Depends(Provide["agents.activate_version"])],
+    activate: Annotated[ActivateVersion, Depends(Provided["agents.activate_version"])],
 ) -> dict[str, Any]:
     """Makes the version the one that runs (a rollback without a new version)."""
     return agent_data(await activate(AppId(agent_id), owner, version))
@@ -152,7 +153,7 @@ async def activate_version(
 @inject
 async def diff_versions(
     agent_id: AgentPath, a: VersionPath, b: VersionPath, owner: Owner,
-    diff: Annotated[DiffVersions, Depends(Provide["agents.diff_versions"])],
+    diff: Annotated[DiffVersions, Depends(Provided["agents.diff_versions"])],
 ) -> dict[str, Any]:
     """The config fields that differ, with both values."""
     return {"data": await diff(AppId(agent_id), owner, a, b)}

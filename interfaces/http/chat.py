@@ -1,6 +1,6 @@
 from typing import Annotated, Any
 
-from dependency_injector.wiring import Provide, inject
+from dependency_injector.wiring import inject
 from fastapi import APIRouter, Depends, Path
 from fastapi.responses import Response
 
@@ -13,6 +13,7 @@ from domain.conversations.conversation import EntryPoint
 from domain.ids import AppId, ConversationId, OwnerId
 from interfaces.http.openapi import ERROR_RESPONSES, SSE_CONTENT
 from interfaces.http.owner import current_caller, current_owner, viewer_of
+from interfaces.http.provided import Provided
 from interfaces.http.schemas import ChatBody, DebugChatBody, UnicodeText, frame_data, turn_result_data
 from interfaces.http.sse import sse_response
 
@@ -28,8 +29,8 @@ router = APIRouter(responses=ERROR_RESPONSES)
 async def chat(
     body: ChatBody,
     caller: Annotated[Caller, Depends(current_caller)],
-    start: Annotated[StartChatTurn, Depends(Provide["start_turn"])],
-    follow: Annotated[FollowTask, Depends(Provide["follow_task"])],
+    start: Annotated[StartChatTurn, Depends(Provided["start_turn"])],
+    follow: Annotated[FollowTask, Depends(Provided["follow_task"])],
 ) -> dict[str, Any] | Response:
     """One chat turn of an agent's published config: `stream: true` answers SSE frames, otherwise
     one JSON object. Without `agent_id`, the default agent answers (or the conversation's own; an
@@ -49,8 +50,8 @@ async def debug_chat(
     body: DebugChatBody,
     owner: Annotated[OwnerId, Depends(current_owner)],
     caller: Annotated[Caller, Depends(current_caller)],
-    start: Annotated[StartChatTurn, Depends(Provide["start_turn"])],
-    follow: Annotated[FollowTask, Depends(Provide["follow_task"])],
+    start: Annotated[StartChatTurn, Depends(Provided["start_turn"])],
+    follow: Annotated[FollowTask, Depends(Provided["follow_task"])],
 ) -> dict[str, Any] | Response:
     """The debugger: a turn of the agent's *draft*, in debug conversations kept apart from the
     published ones. Same body and answers as `/api/chat` (`agent_id` and `version` aside)."""

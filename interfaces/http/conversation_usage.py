@@ -2,7 +2,7 @@
 
 from typing import Annotated, Any
 
-from dependency_injector.wiring import Provide, inject
+from dependency_injector.wiring import inject
 from fastapi import APIRouter, Depends
 
 from application.model_calls.conversation_usage import ConversationUsage, ReadConversationUsage
@@ -11,6 +11,7 @@ from domain.billing.model_calls import PurposeUsage
 from domain.ids import ConversationId
 from interfaces.http.openapi import ERROR_RESPONSES
 from interfaces.http.owner import current_viewer
+from interfaces.http.provided import Provided
 from interfaces.http.schemas import UnicodeText
 
 router = APIRouter(responses=ERROR_RESPONSES, tags=["conversations"])
@@ -21,7 +22,7 @@ router = APIRouter(responses=ERROR_RESPONSES, tags=["conversations"])
 async def conversation_usage(
     conversation_id: UnicodeText,
     viewer: Annotated[Viewer, Depends(current_viewer)],
-    read: Annotated[ReadConversationUsage, Depends(Provide["model_calls.read_usage"])],
+    read: Annotated[ReadConversationUsage, Depends(Provided["model_calls.read_usage"])],
 ) -> dict[str, Any]:
     """The conversation's model calls from the ledger: its turns' own (`chat`), the rest (`upkeep`:
     summaries, entities, titles, follow-up questions, embeddings), both in `total`, and each purpose.

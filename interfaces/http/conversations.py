@@ -6,7 +6,7 @@ only its `user`'s, of its agent. Anything else reads as not found.
 
 from typing import Annotated, Any
 
-from dependency_injector.wiring import Provide, inject
+from dependency_injector.wiring import inject
 from fastapi import APIRouter, Depends, Query, Response
 
 from application.conversations import (
@@ -27,6 +27,7 @@ from domain.ids import AppId, ConversationId
 from interfaces.http.conversation_schemas import ChangeConversationBody, conversation_data
 from interfaces.http.openapi import ERROR_RESPONSES
 from interfaces.http.owner import current_viewer
+from interfaces.http.provided import Provided
 from interfaces.http.schemas import JsonPattern, UnicodeText
 
 router = APIRouter(responses=ERROR_RESPONSES)
@@ -39,7 +40,7 @@ Cursor = Annotated[str, JsonPattern(CURSOR_PATTERN)]
 @inject
 async def list_conversations(
     viewer: Annotated[Viewer, Depends(current_viewer)],
-    listing: Annotated[ListConversations, Depends(Provide["conversations.list_conversations"])],
+    listing: Annotated[ListConversations, Depends(Provided["conversations.list_conversations"])],
     agent_id: Annotated[UnicodeText | None, Query(min_length=1, max_length=64)] = None,
     pinned: bool | None = None,
     q: Annotated[UnicodeText, Query(max_length=MAX_SEARCH_CHARS, description="Search titles and messages.")] = "",
@@ -65,7 +66,7 @@ async def list_conversations(
 async def read_conversation(
     conversation_id: UnicodeText,
     viewer: Annotated[Viewer, Depends(current_viewer)],
-    read: Annotated[ReadConversation, Depends(Provide["conversations.read_conversation"])],
+    read: Annotated[ReadConversation, Depends(Provided["conversations.read_conversation"])],
 ) -> dict[str, Any]:
     return conversation_data(await read(ConversationId(conversation_id), viewer))
 
@@ -76,7 +77,7 @@ async def change_conversation(
     conversation_id: UnicodeText,
     body: ChangeConversationBody,
     viewer: Annotated[Viewer, Depends(current_viewer)],
-    change: Annotated[ChangeConversation, Depends(Provide["conversations.change_conversation"])],
+    change: Annotated[ChangeConversation, Depends(Provided["conversations.change_conversation"])],
 ) -> dict[str, Any]:
     """Rename (a title set here wins over auto-titling for good) or pin a conversation."""
     changed = await change(ConversationId(conversation_id), viewer, body.title, body.pinned)
@@ -88,7 +89,7 @@ async def change_conversation(
 async def delete_conversation(
     conversation_id: UnicodeText,
     viewer: Annotated[Viewer, Depends(current_viewer)],
-    delete: Annotated[DeleteConversation, Depends(Provide["conversations.delete_conversation"])],
+    delete: Annotated[DeleteConversation, Depends(Provided["conversations.delete_conversation"])],
 ) -> Response:
     """Soft delete: a running turn is stopped first, the memory is forgotten, and the conversation
     leaves every list and read (404) and takes no more turns."""

@@ -2,7 +2,7 @@
 
 from typing import Annotated, Any
 
-from dependency_injector.wiring import Provide, inject
+from dependency_injector.wiring import inject
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
@@ -28,6 +28,7 @@ from domain.ids import OwnerId
 from domain.knowledge.datasets import Document, DocumentStatus
 from interfaces.http.openapi import ERROR_RESPONSES
 from interfaces.http.owner import current_owner
+from interfaces.http.provided import Provided
 from interfaces.http.schemas import SOME_TEXT, JsonPattern, Name, SomeText, UnicodeText, unicode_text
 
 router = APIRouter(responses=ERROR_RESPONSES)
@@ -120,7 +121,7 @@ def _added(document: Document, response: Response) -> dict[str, Any]:
 async def create_dataset(
     body: DatasetBody,
     owner: Annotated[OwnerId, Depends(current_owner)],
-    create: Annotated[CreateDataset, Depends(Provide["create_dataset"])],
+    create: Annotated[CreateDataset, Depends(Provided["create_dataset"])],
 ) -> dict[str, Any]:
     """A new, empty dataset of the caller's."""
     return _dataset_data(DatasetSummary(await create(owner, body.name), 0, 0))
@@ -130,7 +131,7 @@ async def create_dataset(
 @inject
 async def list_datasets(
     owner: Annotated[OwnerId, Depends(current_owner)],
-    listing: Annotated[ListDatasets, Depends(Provide["list_datasets"])],
+    listing: Annotated[ListDatasets, Depends(Provided["list_datasets"])],
     offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 20,
 ) -> dict[str, Any]:
@@ -149,7 +150,7 @@ async def list_datasets(
 async def get_dataset(
     dataset_id: UnicodeText,
     owner: Annotated[OwnerId, Depends(current_owner)],
-    describe: Annotated[DescribeDataset, Depends(Provide["describe_dataset"])],
+    describe: Annotated[DescribeDataset, Depends(Provided["describe_dataset"])],
 ) -> dict[str, Any]:
     """The dataset's name and how many documents and chunks it holds."""
     return _dataset_data(await describe(owner, dataset_id))
@@ -187,7 +188,7 @@ async def add_document(
     request: Request,
     response: Response,
     owner: Annotated[OwnerId, Depends(current_owner)],
-    add: Annotated[AddDocument, Depends(Provide["add_document"])],
+    add: Annotated[AddDocument, Depends(Provided["add_document"])],
 ) -> dict[str, Any]:
     """Upload a .txt or .md document (multipart field `file`, or JSON `{"name", "text"}`): it is cut
     into overlapping chunks, embedded and stored (201, `status: ready`), or with job workers kept
@@ -214,7 +215,7 @@ async def get_document(
     dataset_id: UnicodeText,
     document_id: UnicodeText,
     owner: Annotated[OwnerId, Depends(current_owner)],
-    read: Annotated[ReadDocument, Depends(Provide["read_document"])],
+    read: Annotated[ReadDocument, Depends(Provided["read_document"])],
 ) -> dict[str, Any]:
     """A document of the caller's dataset: its name, type, size, chunks, and `status` (`indexing`,
     `ready`, or `failed` with its `error`)."""

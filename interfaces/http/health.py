@@ -5,7 +5,7 @@ probe them without one. So neither says more than a state: `/readyz` names each 
 
 from typing import Annotated, Any, Literal
 
-from dependency_injector.wiring import Provide, inject
+from dependency_injector.wiring import inject
 from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
@@ -14,6 +14,7 @@ from application.health.check_readiness import CheckReadiness, Readiness
 from application.ports.chat_model import ChatModel
 from application.ports.tool_servers import ToolServers
 from interfaces.http.openapi import PUBLIC_ERROR_RESPONSES
+from interfaces.http.provided import Provided
 
 router = APIRouter(responses=PUBLIC_ERROR_RESPONSES)
 
@@ -37,8 +38,8 @@ class NotReady(BaseModel):
 @router.get("/healthz")
 @inject
 async def healthz(
-    model: Annotated[ChatModel, Depends(Provide["chat_model"])],
-    tool_servers: Annotated[ToolServers, Depends(Provide["tool_servers"])],
+    model: Annotated[ChatModel, Depends(Provided["chat_model"])],
+    tool_servers: Annotated[ToolServers, Depends(Provided["tool_servers"])],
 ) -> dict[str, Any]:
     """Liveness, which model answers (the offline scripted one is named as such), and, when MCP servers
     are configured, each one's state: a server that is down does not make memagent unhealthy, only its
@@ -59,7 +60,7 @@ async def healthz(
                503: {"model": NotReady, "description": "A part is not ready; `message` and `checks` name it."}},
 )
 @inject
-async def readyz(check: Annotated[CheckReadiness, Depends(Provide["check_readiness"])]) -> JSONResponse:
+async def readyz(check: Annotated[CheckReadiness, Depends(Provided["check_readiness"])]) -> JSONResponse:
     """Readiness: the database, Redis (when a backend uses it) and each model profile (an OpenAI-protocol
     server must answer `GET /models`), checked at most once per 10 s. 503 names the parts that are not ready."""
     readiness = await check()

@@ -1,6 +1,6 @@
 from typing import Annotated, Any
 
-from dependency_injector.wiring import Provide, inject
+from dependency_injector.wiring import inject
 from fastapi import APIRouter, Depends, Query
 
 from application.conversations.read_history import MAX_PAGE, ReadHistory
@@ -8,6 +8,7 @@ from domain.accounts.viewers import Viewer
 from domain.ids import ConversationId, MessageId
 from interfaces.http.openapi import ERROR_RESPONSES
 from interfaces.http.owner import current_viewer
+from interfaces.http.provided import Provided
 from interfaces.http.schemas import UnicodeText, message_data, ran_data, step_data
 
 router = APIRouter(responses=ERROR_RESPONSES)
@@ -21,7 +22,7 @@ MAX_OFFSET = 2**62  # every database takes it as a 64-bit integer
 async def list_messages(
     conversation_id: UnicodeText,
     viewer: Annotated[Viewer, Depends(current_viewer)],
-    history: Annotated[ReadHistory, Depends(Provide["read_history"])],
+    history: Annotated[ReadHistory, Depends(Provided["read_history"])],
     offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 20,
 ) -> dict[str, Any]:
@@ -40,7 +41,7 @@ async def list_messages(
 async def list_thoughts(
     message_id: UnicodeText,
     viewer: Annotated[Viewer, Depends(current_viewer)],
-    history: Annotated[ReadHistory, Depends(Provide["read_history"])],
+    history: Annotated[ReadHistory, Depends(Provided["read_history"])],
 ) -> dict[str, Any]:
     """A message's steps, by position, with the prompt each step sent (not to an agent key)."""
     conversation, message, steps = await history.steps(MessageId(message_id), viewer)

@@ -5,7 +5,7 @@ Owner only: an unknown conversation and someone else's are both 404.
 
 from typing import Annotated, Any
 
-from dependency_injector.wiring import Provide, inject
+from dependency_injector.wiring import inject
 from fastapi import APIRouter, Depends, Path
 from fastapi.responses import Response
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
@@ -16,6 +16,7 @@ from domain.memory.archive import ArchiveEntry
 from domain.memory.entities import MAX_ENTITY_TYPE, MAX_ENTITY_VALUE, Entity
 from interfaces.http.openapi import ERROR_RESPONSES
 from interfaces.http.owner import current_owner
+from interfaces.http.provided import Provided
 from interfaces.http.schemas import JsonPattern, SomeText, UnicodeText, unicode_text
 
 router = APIRouter(responses=ERROR_RESPONSES)
@@ -86,7 +87,7 @@ def memory_data(view: MemoryView) -> dict[str, Any]:
 async def read_memory(
     conversation_id: UnicodeText,
     owner: Annotated[OwnerId, Depends(current_owner)],
-    memory: Annotated[ConversationMemory, Depends(Provide["memory.conversation_memory"])],
+    memory: Annotated[ConversationMemory, Depends(Provided["memory.conversation_memory"])],
 ) -> dict[str, Any]:
     """The rolling summary, current entities (with confidence and history) and archive entries."""
     return memory_data(await memory.read(ConversationId(conversation_id), owner))
@@ -99,7 +100,7 @@ async def set_entity(
     entity_type: EntityType,
     body: EntityBody,
     owner: Annotated[OwnerId, Depends(current_owner)],
-    memory: Annotated[ConversationMemory, Depends(Provide["memory.conversation_memory"])],
+    memory: Annotated[ConversationMemory, Depends(Provided["memory.conversation_memory"])],
 ) -> dict[str, Any]:
     """Set an entity's value; the previous value is kept as history."""
     conversation = ConversationId(conversation_id)
@@ -114,7 +115,7 @@ async def delete_entity(
     conversation_id: UnicodeText,
     entity_type: EntityType,
     owner: Annotated[OwnerId, Depends(current_owner)],
-    memory: Annotated[ConversationMemory, Depends(Provide["memory.conversation_memory"])],
+    memory: Annotated[ConversationMemory, Depends(Provided["memory.conversation_memory"])],
 ) -> Response:
     """Forget one entity: its current value and its history."""
     await memory.delete_entity(ConversationId(conversation_id), owner, entity_type)
@@ -126,7 +127,7 @@ async def delete_entity(
 async def forget_memory(
     conversation_id: UnicodeText,
     owner: Annotated[OwnerId, Depends(current_owner)],
-    memory: Annotated[ConversationMemory, Depends(Provide["memory.conversation_memory"])],
+    memory: Annotated[ConversationMemory, Depends(Provided["memory.conversation_memory"])],
 ) -> Response:
     """Forget everything but the message record: summary, entities, archive, cached window."""
     await memory.forget(ConversationId(conversation_id), owner)

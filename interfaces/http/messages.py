@@ -2,7 +2,7 @@
 
 from typing import Annotated, Any
 
-from dependency_injector.wiring import Provide, inject
+from dependency_injector.wiring import inject
 from fastapi import APIRouter, Depends
 from fastapi.responses import Response
 
@@ -16,6 +16,7 @@ from interfaces.http.chat import answer
 from interfaces.http.conversation_schemas import FeedbackBody, RegenerateBody
 from interfaces.http.openapi import ERROR_RESPONSES, SSE_CONTENT
 from interfaces.http.owner import current_caller, viewer_of
+from interfaces.http.provided import Provided
 from interfaces.http.schemas import UnicodeText, message_data
 
 router = APIRouter(responses=ERROR_RESPONSES)
@@ -27,7 +28,7 @@ async def rate_message(
     message_id: UnicodeText,
     body: FeedbackBody,
     caller: Annotated[Caller, Depends(current_caller)],
-    rate: Annotated[RateMessage, Depends(Provide["conversations.rate_message"])],
+    rate: Annotated[RateMessage, Depends(Provided["conversations.rate_message"])],
 ) -> dict[str, Any]:
     """Like or dislike an answer (with a note); rating again replaces it, `null` clears it."""
     rating = Rating(body.rating) if body.rating is not None else None
@@ -45,8 +46,8 @@ async def regenerate(
     message_id: UnicodeText,
     body: RegenerateBody,
     caller: Annotated[Caller, Depends(current_caller)],
-    regenerate_answer: Annotated[RegenerateAnswer, Depends(Provide["regenerate_answer"])],
-    follow: Annotated[FollowTask, Depends(Provide["follow_task"])],
+    regenerate_answer: Annotated[RegenerateAnswer, Depends(Provided["regenerate_answer"])],
+    follow: Annotated[FollowTask, Depends(Provided["follow_task"])],
 ) -> dict[str, Any] | Response:
     """Answer the conversation's latest query again: a new message whose `parent_message_id` is
     this one. The old answer stays listed; once the new one completes, memory holds it alone.

@@ -9,7 +9,7 @@ evaluated annotations, and would leave string ones unwired.
 
 from typing import Annotated, Any
 
-from dependency_injector.wiring import Provide, inject
+from dependency_injector.wiring import inject
 from fastapi import APIRouter, Depends, Request, Security
 from fastapi.responses import Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -17,6 +17,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from application.accounts.authorize_scrape import AuthorizeScrape
 from application.ports.metrics import MetricsPage
 from interfaces.http.openapi import ERROR_RESPONSES
+from interfaces.http.provided import Provided
 
 router = APIRouter()
 
@@ -34,8 +35,8 @@ TEXT = {"text/plain": {"schema": {"type": "string"}}}
 @inject
 async def metrics(
     request: Request,
-    authorize: Annotated[AuthorizeScrape, Depends(Provide["authorize_scrape"])],
-    page: Annotated[MetricsPage, Depends(Provide["metrics"])],
+    authorize: Annotated[AuthorizeScrape, Depends(Provided["authorize_scrape"])],
+    page: Annotated[MetricsPage, Depends(Provided["metrics"])],
     _documented: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)] = None,
 ) -> Response:
     """The service's metrics, every worker's when several share `PROMETHEUS_MULTIPROC_DIR`. Needs an

@@ -9,13 +9,14 @@ evaluated annotations, and would leave string ones unwired.
 
 from typing import Annotated, Any
 
-from dependency_injector.wiring import Provide, inject
+from dependency_injector.wiring import inject
 from fastapi import APIRouter, Depends
 
 from application.ports.chat_models import ChatModels, ModelProfile
 from domain.ids import OwnerId
 from interfaces.http.openapi import ERROR_RESPONSES
 from interfaces.http.owner import current_owner
+from interfaces.http.provided import Provided
 
 router = APIRouter(responses=ERROR_RESPONSES, tags=["models"])
 
@@ -40,7 +41,7 @@ def profile_data(profile: ModelProfile) -> dict[str, Any]:
 @inject
 async def list_models(
     _owner: Annotated[OwnerId, Depends(current_owner)],
-    models: Annotated[ChatModels, Depends(Provide["chat_models"])],
+    models: Annotated[ChatModels, Depends(Provided["chat_models"])],
 ) -> dict[str, Any]:
     """Every model profile, `default` first; `price` is USD per million tokens (a profile's own, else
     MEMAGENT_LLM__PRICES', else the built-in table's). A model none of them lists is flagged

@@ -11,7 +11,7 @@ document, and tests/integration/test_openai_api*.py prove them with the `openai`
 
 from typing import Annotated, Any
 
-from dependency_injector.wiring import Provide, inject
+from dependency_injector.wiring import inject
 from fastapi import APIRouter, Depends, Header, Path
 from fastapi.responses import JSONResponse
 from fastapi.sse import EventSourceResponse
@@ -28,6 +28,7 @@ from domain.ids import ConversationId, MessageId
 from interfaces.http.openai_frames import collect, completion_chunks, completion_of, failure_of
 from interfaces.http.openai_schemas import CompletionBody
 from interfaces.http.owner import current_caller, current_viewer, viewer_of
+from interfaces.http.provided import Provided
 from interfaces.http.schemas import UnicodeText
 
 router = APIRouter(include_in_schema=False)
@@ -43,7 +44,7 @@ def model_data(name: str, created: float) -> dict[str, Any]:
 @inject
 async def list_models(
     caller: Annotated[Caller, Depends(current_caller)],
-    models: Annotated[ListModels, Depends(Provide["agents.list_models"])],
+    models: Annotated[ListModels, Depends(Provided["agents.list_models"])],
 ) -> dict[str, Any]:
     """The caller's agents as models (an agent key: its own agent only)."""
     named = await models(caller.owner, caller.agent_id)
@@ -55,7 +56,7 @@ async def list_models(
 async def get_model(
     model: Annotated[UnicodeText, Path(min_length=1, max_length=300)],
     caller: Annotated[Caller, Depends(current_caller)],
-    models: Annotated[ListModels, Depends(Provide["agents.list_models"])],
+    models: Annotated[ListModels, Depends(Provided["agents.list_models"])],
 ) -> dict[str, Any]:
     """One model; `:path`, since an agent's name may hold a `/` (the SDK sends it as `%2F`)."""
     agent, _ = await models.resolve(caller.owner, caller.agent_id, model)
@@ -72,8 +73,8 @@ def turn_headers(handle: TurnHandle) -> dict[str, str]:
 async def chat_completions(
     body: CompletionBody,
     caller: Annotated[Caller, Depends(current_caller)],
-    complete: Annotated[CompleteChat, Depends(Provide["complete_chat"])],
-    follow: Annotated[FollowTask, Depends(Provide["follow_task"])],
+    complete: Annotated[CompleteChat, Depends(Provided["complete_chat"])],
+    follow: Annotated[FollowTask, Depends(Provided["follow_task"])],
     conversation_header: ConversationHeader = None,
 ) -> JSONResponse | EventSourceResponse:
     """One turn of the agent `model` names, for the end user `user`, in the conversation the
@@ -117,7 +118,7 @@ async def whole_answer(
 async def cancel_completion(
     completion_id: Annotated[UnicodeText, Path(min_length=1, max_length=64)],
     viewer: Annotated[Viewer, Depends(current_viewer)],
-    stop: Annotated[StopMessage, Depends(Provide["stop_message"])],
+    stop: Annotated[StopMessage, Depends(Provided["stop_message"])],
 ) -> dict[str, Any]:
     """Stop the completion's turn: `stopped`, or `stop requested` when it had not ended within a few
     seconds; one that had already ended otherwise is 409."""

@@ -7,7 +7,7 @@ is the local owner; see `application.accounts.authenticate`.
 
 from typing import Annotated
 
-from dependency_injector.wiring import Provide, inject
+from dependency_injector.wiring import inject
 from fastapi import Depends, Query, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
@@ -17,6 +17,7 @@ from domain.accounts.viewers import MAX_END_USER_CHARS, Viewer, check_end_user
 from domain.errors import DomainError
 from domain.ids import OwnerId
 from interfaces.http.key_gate import CALLER_STATE
+from interfaces.http.provided import Provided
 from interfaces.http.schemas import UnicodeText
 
 # Declares the scheme in OpenAPI (the /docs "Authorize" button); the raw header is checked below,
@@ -33,7 +34,7 @@ EndUser = Annotated[UnicodeText, Query(min_length=1, max_length=MAX_END_USER_CHA
 @inject
 async def current_caller(
     request: Request,
-    authenticate: Annotated[Authenticate, Depends(Provide["authenticate"])],
+    authenticate: Annotated[Authenticate, Depends(Provided["authenticate"])],
     _documented: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)] = None,
 ) -> Caller:
     # `KeyGate` has checked the key before the body was read; this is for a request it did not see.

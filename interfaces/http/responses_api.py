@@ -11,7 +11,7 @@ memagent's OpenAPI document (tests/integration/test_openai_responses.py proves t
 import time
 from typing import Annotated, Any
 
-from dependency_injector.wiring import Provide, inject
+from dependency_injector.wiring import inject
 from fastapi import APIRouter, Depends, Path
 from fastapi.responses import JSONResponse
 from fastapi.sse import EventSourceResponse
@@ -28,6 +28,7 @@ from domain.ids import ConversationId, MessageId
 from interfaces.http.openai_api import ConversationHeader, turn_headers
 from interfaces.http.openai_frames import collect
 from interfaces.http.owner import current_caller, current_viewer, viewer_of
+from interfaces.http.provided import Provided
 from interfaces.http.responses_frames import ResponseShape, response_events, stored_response, whole_response
 from interfaces.http.responses_schemas import ResponsesBody
 from interfaces.http.schemas import UnicodeText
@@ -42,8 +43,8 @@ ResponseId = Annotated[UnicodeText, Path(min_length=1, max_length=64)]
 async def create_response(
     body: ResponsesBody,
     caller: Annotated[Caller, Depends(current_caller)],
-    complete: Annotated[CompleteChat, Depends(Provide["complete_chat"])],
-    follow: Annotated[FollowTask, Depends(Provide["follow_task"])],
+    complete: Annotated[CompleteChat, Depends(Provided["complete_chat"])],
+    follow: Annotated[FollowTask, Depends(Provided["follow_task"])],
     conversation_header: ConversationHeader = None,
 ) -> JSONResponse | EventSourceResponse:
     """One turn of the agent `model` names, for the end user `user`, continuing the conversation of
@@ -82,7 +83,7 @@ async def create_response(
 async def get_response(
     response_id: ResponseId,
     viewer: Annotated[Viewer, Depends(current_viewer)],
-    read: Annotated[ReadMessage, Depends(Provide["conversations.read_message"])],
+    read: Annotated[ReadMessage, Depends(Provided["conversations.read_message"])],
 ) -> JSONResponse:
     """The response as stored: its status, answer and usage (the caller's own turns only)."""
     message = await read(MessageId(response_id), viewer)
@@ -94,8 +95,8 @@ async def get_response(
 async def cancel_response(
     response_id: ResponseId,
     viewer: Annotated[Viewer, Depends(current_viewer)],
-    stop: Annotated[StopMessage, Depends(Provide["stop_message"])],
-    read: Annotated[ReadMessage, Depends(Provide["conversations.read_message"])],
+    stop: Annotated[StopMessage, Depends(Provided["stop_message"])],
+    read: Annotated[ReadMessage, Depends(Provided["conversations.read_message"])],
 ) -> JSONResponse:
     """Stop the response's turn; the response as it is then (`cancelled` once stopped). One that had
     already ended otherwise is 409."""

@@ -1,6 +1,6 @@
 from typing import Annotated
 
-from dependency_injector.wiring import Provide, inject
+from dependency_injector.wiring import inject
 from fastapi import APIRouter, Depends, Header, Query
 from fastapi.responses import Response
 from fastapi.sse import EventSourceResponse
@@ -13,6 +13,7 @@ from domain.ids import TaskId
 from interfaces.http.event_ids import EventId, resume_point
 from interfaces.http.openapi import ERROR_RESPONSES, SSE_CONTENT
 from interfaces.http.owner import current_viewer
+from interfaces.http.provided import Provided
 from interfaces.http.schemas import UnicodeText
 from interfaces.http.sse import sse_response
 
@@ -34,7 +35,7 @@ router = APIRouter(responses=ERROR_RESPONSES)
 async def task_events(
     task_id: UnicodeText,
     viewer: Annotated[Viewer, Depends(current_viewer)],
-    follow: Annotated[FollowTask, Depends(Provide["follow_task"])],
+    follow: Annotated[FollowTask, Depends(Provided["follow_task"])],
     last_event_id_header: Annotated[EventId | None, Header(alias="Last-Event-ID")] = None,
     last_event_id: Annotated[EventId | None, Query()] = None,
 ) -> EventSourceResponse | Response:
@@ -52,7 +53,7 @@ async def task_events(
 async def stop_task(
     task_id: UnicodeText,
     viewer: Annotated[Viewer, Depends(current_viewer)],
-    stop: Annotated[StopTask, Depends(Provide["stop_task"])],
+    stop: Annotated[StopTask, Depends(Provided["stop_task"])],
 ) -> dict[str, str]:
     """Stop a running turn and say how it ended: `stopped`, or `stop requested` when it had not
     ended within a few seconds. A turn that ended otherwise before the stop took effect is 409."""

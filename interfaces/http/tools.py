@@ -7,13 +7,14 @@ key is 403). Built-in tools have no `server`; an MCP tool names its server, whos
 
 from typing import Annotated, Any
 
-from dependency_injector.wiring import Provide, inject
+from dependency_injector.wiring import inject
 from fastapi import APIRouter, Depends
 
 from application.agents.list_tools import ListTools
 from application.ports.tools import NamedTool
 from interfaces.http.openapi import ERROR_RESPONSES
 from interfaces.http.owner import current_owner
+from interfaces.http.provided import Provided
 
 router = APIRouter(responses=ERROR_RESPONSES, tags=["agents"])
 
@@ -30,7 +31,7 @@ def _tool_data(tool: NamedTool, server: str | None) -> dict[str, Any]:
 
 @router.get("/api/tools", dependencies=[Depends(current_owner)])
 @inject
-async def list_tools(listing: Annotated[ListTools, Depends(Provide["agents.list_tools"])]) -> dict[str, Any]:
+async def list_tools(listing: Annotated[ListTools, Depends(Provided["agents.list_tools"])]) -> dict[str, Any]:
     """Every tool an agent's `tools` may name: the built-in ones, then each MCP server's (those it last
     listed, kept while it is down), under the name to write in the config."""
     catalogue = listing()

@@ -12,7 +12,7 @@ only, as the conversations API shows it no other.
 from dataclasses import asdict, replace
 from typing import Annotated, Any
 
-from dependency_injector.wiring import Provide, inject
+from dependency_injector.wiring import inject
 from fastapi import APIRouter, Depends, Path, Query
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
@@ -28,6 +28,7 @@ from domain.memory.entities import MAX_ENTITY_TYPE, Entity
 from domain.memory.user_facts import FACT_TYPE, FactHolder
 from interfaces.http.openapi import ERROR_RESPONSES
 from interfaces.http.owner import EndUser, current_caller
+from interfaces.http.provided import Provided
 from interfaces.http.schemas import SomeText, UnicodeText
 
 router = APIRouter(responses=ERROR_RESPONSES, tags=["user memory"])
@@ -122,7 +123,7 @@ def hit_data(hit: SearchHit) -> dict[str, Any]:
 async def read_user_memory(
     user: UserPath,
     caller: Annotated[Caller, Depends(current_caller)],
-    memory: Annotated[UserMemory, Depends(Provide["memory.user_memory"])],
+    memory: Annotated[UserMemory, Depends(Provided["memory.user_memory"])],
     agent_id: AgentFilter = None,
     acting_for: Annotated[EndUser | None, Query(alias="user")] = None,
 ) -> dict[str, Any]:
@@ -138,7 +139,7 @@ async def set_user_fact(
     fact_type: FactType,
     body: FactBody,
     caller: Annotated[Caller, Depends(current_caller)],
-    memory: Annotated[UserMemory, Depends(Provide["memory.user_memory"])],
+    memory: Annotated[UserMemory, Depends(Provided["memory.user_memory"])],
     agent_id: AgentFilter = None,
     acting_for: Annotated[EndUser | None, Query(alias="user")] = None,
 ) -> dict[str, Any]:
@@ -157,7 +158,7 @@ async def delete_user_fact(
     user: UserPath,
     fact_type: FactType,
     caller: Annotated[Caller, Depends(current_caller)],
-    memory: Annotated[UserMemory, Depends(Provide["memory.user_memory"])],
+    memory: Annotated[UserMemory, Depends(Provided["memory.user_memory"])],
     agent_id: AgentFilter = None,
     acting_for: Annotated[EndUser | None, Query(alias="user")] = None,
 ) -> Response:
@@ -172,7 +173,7 @@ async def search_user_memory(
     user: UserPath,
     q: Annotated[SomeText, Query(min_length=1, max_length=MAX_QUERY, description="What to look for.")],
     caller: Annotated[Caller, Depends(current_caller)],
-    memory: Annotated[UserMemory, Depends(Provide["memory.user_memory"])],
+    memory: Annotated[UserMemory, Depends(Provided["memory.user_memory"])],
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 10,
     agent_id: AgentFilter = None,
     acting_for: Annotated[EndUser | None, Query(alias="user")] = None,
@@ -191,7 +192,7 @@ async def search_user_memory(
 async def forget_user(
     user: UserPath,
     caller: Annotated[Caller, Depends(current_caller)],
-    forget: Annotated[ForgetUser, Depends(Provide["conversations.forget_user"])],
+    forget: Annotated[ForgetUser, Depends(Provided["conversations.forget_user"])],
     conversations: Annotated[bool, Query(description="Delete the user's conversations and messages too.")] = False,
     acting_for: Annotated[EndUser | None, Query(alias="user")] = None,
 ) -> Response:

@@ -15,7 +15,7 @@ runs, each named in `problems`. Runs are an account's: an agent key is 403 on ea
 
 from typing import Annotated, Any
 
-from dependency_injector.wiring import Provide, inject
+from dependency_injector.wiring import inject
 from fastapi import APIRouter, Depends, Header, Path, Query
 from fastapi.responses import Response
 from fastapi.sse import EventSourceResponse
@@ -35,6 +35,7 @@ from domain.workflows.workflow import MAX_VERSION, WorkflowId
 from interfaces.http.event_ids import EventId, resume_point
 from interfaces.http.openapi import ERROR_RESPONSES, SSE_CONTENT
 from interfaces.http.owner import EndUser, current_caller, viewer_of
+from interfaces.http.provided import Provided
 from interfaces.http.run_frames import run_stream
 from interfaces.http.schemas import JsonInt, UnicodeText
 
@@ -69,10 +70,10 @@ async def run_workflow(
     workflow_id: Annotated[UnicodeText, Path(min_length=1, max_length=64)],
     body: RunWorkflowBody,
     caller: Annotated[Caller, Depends(current_caller)],
-    prepare: Annotated[PrepareRun, Depends(Provide["workflows.prepare_run"])],
-    run: Annotated[RunWorkflow, Depends(Provide["workflows.run_workflow"])],
-    launch: Annotated[LaunchRun, Depends(Provide["workflows.launch_run"])],
-    follow: Annotated[FollowRun, Depends(Provide["workflows.follow_run"])],
+    prepare: Annotated[PrepareRun, Depends(Provided["workflows.prepare_run"])],
+    run: Annotated[RunWorkflow, Depends(Provided["workflows.run_workflow"])],
+    launch: Annotated[LaunchRun, Depends(Provided["workflows.launch_run"])],
+    follow: Annotated[FollowRun, Depends(Provided["workflows.follow_run"])],
 ) -> dict[str, Any] | EventSourceResponse:
     """Runs the workflow: `{run_id, status, outputs, error}` once it ended, or SSE frames
     (`workflow_started`, `node_started`, `node_finished`, `workflow_finished`, `done`)."""
@@ -90,7 +91,7 @@ async def run_workflow(
 async def get_workflow_run(
     run_id: RunId,
     caller: Annotated[Caller, Depends(current_caller)],
-    get: Annotated[GetWorkflowRun, Depends(Provide["workflows.get_run"])],
+    get: Annotated[GetWorkflowRun, Depends(Provided["workflows.get_run"])],
     user: EndUser | None = None,
 ) -> dict[str, Any]:
     """The run with its `nodes` in the order they ran (none until it ended). `?user=` narrows to
@@ -115,7 +116,7 @@ async def get_workflow_run(
 async def workflow_run_events(
     run_id: RunId,
     caller: Annotated[Caller, Depends(current_caller)],
-    follow: Annotated[FollowRun, Depends(Provide["workflows.follow_run"])],
+    follow: Annotated[FollowRun, Depends(Provided["workflows.follow_run"])],
     user: EndUser | None = None,
     last_event_id_header: Annotated[EventId | None, Header(alias="Last-Event-ID")] = None,
     last_event_id: Annotated[EventId | None, Query()] = None,
@@ -137,7 +138,7 @@ async def workflow_run_events(
 async def stop_workflow_run(
     run_id: RunId,
     caller: Annotated[Caller, Depends(current_caller)],
-    stop: Annotated[StopRun, Depends(Provide["workflows.stop_run"])],
+    stop: Annotated[StopRun, Depends(Provided["workflows.stop_run"])],
     user: EndUser | None = None,
 ) -> dict[str, str]:
     """Stop a running streamed run, from any worker, and say how it ended: `stopped`, or `stop

@@ -4,7 +4,7 @@ is 422 `invalid_workflow`, with every problem in `problems` as `{path, message}`
 
 from typing import Annotated, Any
 
-from dependency_injector.wiring import Provide, inject
+from dependency_injector.wiring import inject
 from fastapi import APIRouter, Depends, Path
 
 from application.workflows.archive_workflow import ArchiveWorkflow
@@ -19,6 +19,7 @@ from domain.ids import OwnerId
 from domain.workflows.workflow import MAX_VERSION, WorkflowId
 from interfaces.http.openapi import ERROR_RESPONSES
 from interfaces.http.owner import current_owner
+from interfaces.http.provided import Provided
 from interfaces.http.schemas import UnicodeText
 from interfaces.http.workflow_schemas import (
     CreateWorkflowBody,
@@ -39,7 +40,7 @@ VersionPath = Annotated[int, Path(ge=1, le=MAX_VERSION)]
 @inject
 async def create_workflow(
     body: CreateWorkflowBody, owner: Owner,
-    create: Annotated[CreateWorkflow, Depends(Provide["workflows.create_workflow"])],
+    create: Annotated[CreateWorkflow, Depends(Provided["workflows.create_workflow"])],
 ) -> dict[str, Any]:
     """A new workflow with its draft at revision 1. A name taken by another of yours is 409."""
     return workflow_data(await create(owner, body.name, body.description, body.graph))
@@ -48,7 +49,7 @@ async def create_workflow(
 @router.get("/api/workflows")
 @inject
 async def list_workflows(
-    owner: Owner, workflows: Annotated[ListWorkflows, Depends(Provide["workflows.list_workflows"])]
+    owner: Owner, workflows: Annotated[ListWorkflows, Depends(Provided["workflows.list_workflows"])]
 ) -> dict[str, Any]:
     """Your workflows (archived ones too), newest first, without their graphs."""
     return {"data": [workflow_data(w, with_graph=False) for w in await workflows(owner)]}
@@ -57,7 +58,7 @@ async def list_workflows(
 @router.get("/api/workflows/{workflow_id}")
 @inject
 async def get_workflow(
-    workflow_id: WorkflowPath, owner: Owner, get: Annotated[GetWorkflow, Depends(Provide["workflows.get_workflow"])]
+    workflow_id: WorkflowPath, owner: Owner, get: Annotated[GetWorkflow, Depends(Provided["workflows.get_workflow"])]
 ) -> dict[str, Any]:
     """The workflow with its draft graph and revision."""
     return workflow_data(await get(WorkflowId(workflow_id), owner))
@@ -67,7 +68,7 @@ async def get_workflow(
 @inject
 async def save_workflow_draft(
     workflow_id: WorkflowPath, body: WorkflowDraftBody, owner: Owner,
-    save: Annotated[SaveWorkflowDraft, Depends(Provide["workflows.save_draft"])],
+    save: Annotated[SaveWorkflowDraft, Depends(Provided["workflows.save_draft"])],
 ) -> dict[str, Any]:
     """Saves over `revision`; a stale revision is 409 `conflict`."""
     return workflow_data(await save(WorkflowId(workflow_id), owner, body.revision, body.graph))
@@ -77,7 +78,7 @@ async def save_workflow_draft(
 @inject
 async def publish_workflow(
     workflow_id: WorkflowPath, owner: Owner,
-    publish: Annotated[PublishWorkflow, Depends(Provide["workflows.publish_workflow"])],
+    publish: Annotated[PublishWorkflow, Depends(Provided["workflows.publish_workflow"])],
     body: PublishWorkflowBody | None = None,
 ) -> dict[str, Any]:
     """The draft as the next version. Invalid, or naming a tool, dataset or model profile that does
@@ -89,7 +90,7 @@ async def publish_workflow(
 @inject
 async def list_workflow_versions(
     workflow_id: WorkflowPath, owner: Owner,
-    versions: Annotated[ListWorkflowVersions, Depends(Provide["workflows.list_versions"])],
+    versions: Annotated[ListWorkflowVersions, Depends(Provided["workflows.list_versions"])],
 ) -> dict[str, Any]:
     """Newest first, without their graphs."""
     return {"data": [version_data(v, with_graph=False) for v in await versions(WorkflowId(workflow_id), owner)]}
@@ -99,7 +100,7 @@ async def list_workflow_versions(
 @inject
 async def get_workflow_version(
     workflow_id: WorkflowPath, version: VersionPath, owner: Owner,
-    get: Annotated[GetWorkflowVersion, Depends(Provide["workflows.get_version"])],
+    get: Annotated[GetWorkflowVersion, Depends(Provided["workflows.get_version"])],
 ) -> dict[str, Any]:
     """The version as it was published: it never changes."""
     return version_data(await get(WorkflowId(workflow_id), owner, version))
@@ -109,7 +110,7 @@ async def get_workflow_version(
 @inject
 async def archive_workflow(
     workflow_id: WorkflowPath, owner: Owner,
-    archive: Annotated[ArchiveWorkflow, Depends(Provide["workflows.archive_workflow"])],
+    archive: Annotated[ArchiveWorkflow, Depends(Provided["workflows.archive_workflow"])],
 ) -> dict[str, Any]:
     """Archives the workflow: it and its versions stay readable; its name is free again."""
     return workflow_data(await archive(WorkflowId(workflow_id), owner), with_graph=False)

@@ -2,7 +2,7 @@
 
     python -m tests.bench.server_peers [--quick] [--turns N] [--long-turns N] [--fresh-user same,new]
         [--servers memagent,langgraph,relay] [--backend sqlite|postgres] [--chunks 8] [--interval 0]
-        [--langgraph-venv /tmp/lgvenv] [--langgraph-poll 0.02]
+        [--langgraph-venv .venv-langgraph] [--langgraph-poll 0.02]
 
 One OpenAI-protocol test server (tests/bench/sse_model.py, a process of its own) answers all three:
 `--chunks` content deltas `--interval` s apart for a chat turn, a short reply at once for anything
@@ -57,7 +57,7 @@ from tests.bench.server_peers_gauges import Tree, idle, idle_rate, quiet, ratios
 from tests.bench.server_peers_langgraph import LangGraphClient, agent_factory, running_langgraph, versions
 from tests.bench.sse_floor_app import running_floor
 from tests.bench.sse_model import ModelServer, start_model_server
-from tests.service import Service
+from tests.service import ROOT, Service
 
 MEMAGENT = [sys.executable, "-m", "interfaces.cli.main", "serve", "--port"]
 UPKEEP_IDLE_S = 5.0  # memagent's default MEMAGENT_MEMORY__UPKEEP_IDLE_SECONDS
@@ -288,7 +288,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
                         help="memagent's MEMAGENT_MEMORY__UPKEEP_IDLE_SECONDS (up to 1: waited out after each turn)")
     parser.add_argument("--chunks", type=int, default=8)
     parser.add_argument("--interval", type=float, default=0.0, help="seconds between the model's chunks")
-    parser.add_argument("--langgraph-venv", default=str(Path(tempfile.gettempdir()) / "lgvenv"))
+    parser.add_argument("--langgraph-venv", default=str(ROOT / ".venv-langgraph"))
     parser.add_argument("--langgraph-poll", type=float, default=0.02, help="its queue poll, s (negative: its default)")
     args = parser.parse_args(argv)
     default = 10 if args.quick else 60

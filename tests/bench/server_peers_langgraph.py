@@ -2,10 +2,11 @@
 runtime) serving `langchain.agents.create_agent` on ChatOpenAI, pointed at the benchmark's model server.
 
 LangGraph Server has dependencies of its own that do not belong in memagent's environment, so it runs
-from a virtual environment of its own (`--langgraph-venv`, /tmp/lgvenv by default), made with
+from a virtual environment of its own (`--langgraph-venv`, the repository's `.venv-langgraph` by default),
+which the README's test command makes:
 
-    python3 -m venv /tmp/lgvenv && /tmp/lgvenv/bin/pip install 'langgraph-cli[inmem]' langgraph-api \
-        langchain-openai langchain
+    python3 -m venv .venv-langgraph && .venv-langgraph/bin/pip install 'langgraph-cli[inmem]==0.4.40' \
+        langgraph-api==0.16.7 langchain-openai==1.8.1 langchain==1.5.2
 
 The graph folder (langgraph.json and agent.py) is written into a temporary folder at run time, with
 a launcher (LAUNCHER) that runs `langgraph dev` in its own process after shortening the queue poll:

@@ -8,11 +8,12 @@ object with the same keys), with nothing else: no persistence, no memory, no eve
 prompt beyond the query. What is left is the least a relay must do per chunk, measured on the
 same machine in the same run.
 
-It relays with the same means as memagent, so that the gap is memagent's own work and not a
-slower client here: the `openai` SDK on its aiohttp transport (`DefaultAioHttpClient`), the
-request sent as `extra_body` through `with_streaming_response`, the `data:` lines read as plain
-JSON, and the frames made by `fastapi.sse.format_sse_event` (as interfaces/http/sse.py does) in
-an `EventSourceResponse`, on one uvicorn worker in a process of its own.
+It relays as a bare app built on the `openai` SDK would (issue 39 defines the floor so): the SDK on
+its aiohttp transport (`DefaultAioHttpClient`), the request sent as `extra_body` through
+`with_streaming_response`, the `data:` lines read as plain JSON, and the frames made by
+`fastapi.sse.format_sse_event` (as interfaces/http/sse.py does) in an `EventSourceResponse`, on one
+uvicorn worker in a process of its own. memagent itself sends its calls straight over aiohttp
+(infrastructure/models/openai_http.py), which costs less per call than the SDK's request path.
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import pytest
@@ -17,7 +18,20 @@ from infrastructure.models.openai_chat_model import OpenAIChatModel
 from infrastructure.models.provider_config import ProviderConfig, price_for
 from infrastructure.models.tool_names import wire_name
 from tests.llm_server import ScriptedLLMServer
-from tests.llm_server_scripts import TextScript, call, error, malformed, stall, text, tool_calls
+from tests.llm_server_scripts import (
+    DONE,
+    SSE_HEADERS,
+    ChatContext,
+    ErrorScript,
+    Reply,
+    TextScript,
+    call,
+    error,
+    malformed,
+    stall,
+    text,
+    tool_calls,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -62,6 +76,17 @@ def make(server: ScriptedLLMServer, models: list[OpenAIChatModel]) -> Factory:
         return models[-1]
 
     return build
+
+
+@dataclass
+class ErrorEventScript:
+    """Some text, then an `{"error": …}` event: a server that gives up mid-answer."""
+
+    first: str
+
+    def reply(self, ctx: ChatContext) -> Reply:
+        event = b'data: {"error": {"message": "overloaded", "type": "server_error"}}\n\n'
+        return Reply(200, SSE_HEADERS, [ctx.chunk({"role": "assistant", "content": self.first}), event, DONE])
 
 
 def msg(role: Role, *blocks: TextBlock | ImageBlock | ToolUseBlock | ToolResultBlock) -> Msg:
@@ -185,12 +210,29 @@ async def test_a_client_error_is_not_retried(server: ScriptedLLMServer, make: Fa
     assert len(server.chat_requests) == 1
 
 
-async def test_the_api_key_never_appears_in_an_error(server: ScriptedLLMServer, make: Factory) -> None:
-    server.enqueue(error(401, f"Incorrect API key provided: {API_KEY}"))
+@pytest.mark.parametrize(
+    "limit", [error(429, retry_after=0.4), error(429, retry_after_ms=400)], ids=["retry-after", "retry-after-ms"]
+)
+async def test_a_rate_limit_waits_as_long_as_the_server_asks_before_the_retry(
+    server: ScriptedLLMServer, make: Factory, limit: ErrorScript
+) -> None:
+    server.enqueue(limit, text("ok"))
+    chunks = await collect(make(max_retries=1, retry_initial_delay=0.001, retry_max_delay=5.0))
+    assert texts(chunks) == ["ok"]
+    limited, answered = server.chat_requests
+    assert (limited.status, answered.status) == (429, 200)
+    assert answered.received_monotonic - limited.received_monotonic >= 0.4
+
+
+async def test_a_refused_key_is_the_401_sentence_and_never_shows_the_key(
+    server: ScriptedLLMServer, make: Factory
+) -> None:
+    server.enqueue(error(401, f"Incorrect API key provided: {API_KEY}"), text("never"))
     with pytest.raises(ModelError) as failed:
         await collect(make())
-    assert API_KEY not in failed.value.message
-    assert "HTTP 401" in failed.value.message
+    assert failed.value.message == "The model server refused the API key (HTTP 401)."
+    assert isinstance(failed.value, ModelNotReached)
+    assert len(server.chat_requests) == 1  # not retried
 
 
 async def test_an_unreachable_server_is_a_model_error_after_retries(make: Factory) -> None:
@@ -292,7 +334,35 @@ async def test_the_request_is_exactly_what_the_protocol_expects(server: Scripted
     assert (record.model, record.stream, record.body["temperature"]) == ("gpt-4o-mini", True, 0.2)
     assert record.stream_options == {"include_usage": True}
     assert record.authorization == f"Bearer {API_KEY}"
+    assert record.headers["content-type"] == "application/json"
+    assert record.headers["user-agent"].startswith("memagent")
     assert json.dumps(record.body).count(API_KEY) == 0
+
+
+async def test_a_base_url_with_a_trailing_slash_reaches_the_same_endpoint(
+    server: ScriptedLLMServer, make: Factory
+) -> None:
+    server.enqueue(text("Hi"))
+    assert texts(await collect(make(base_url=server.base_url + "/"))) == ["Hi"]
+    assert server.chat_requests[0].path.endswith("/v1/chat/completions")
+
+
+async def test_without_a_key_the_placeholder_is_sent(server: ScriptedLLMServer, make: Factory) -> None:
+    server.enqueue(text("Hi"))
+    await collect(make(api_key=None))
+    assert server.chat_requests[0].authorization == "Bearer no-key"
+
+
+async def test_an_error_event_mid_stream_is_a_model_error_after_what_came(
+    server: ScriptedLLMServer, make: Factory
+) -> None:
+    server.enqueue(ErrorEventScript("Half an"), text("never"))
+    seen: list[str] = []
+    with pytest.raises(ModelError, match=r"^The call to the model server failed unexpectedly\.$") as failed:
+        await read_into(make(), seen)
+    assert seen == ["Half an"]
+    assert len(server.chat_requests) == 1
+    assert not isinstance(failed.value, ModelNotReached)
 
 
 async def test_a_turn_without_tools_sends_no_tools_key(server: ScriptedLLMServer, make: Factory) -> None:

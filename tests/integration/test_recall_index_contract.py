@@ -28,7 +28,7 @@ from tests.integration.memory_record_fixtures import (  # noqa: F401  (fixtures 
     memory_pg_url,
     memory_url,
 )
-from tests.integration.test_archive_index_contract import assert_version_from_index, statements
+from tests.integration.test_archive_index_contract import CountingMatrices, assert_version_from_index, statements
 
 pytestmark = pytest.mark.integration
 
@@ -122,6 +122,28 @@ async def test_indexing_a_conversation_keeps_its_summary_shares_its_items_and_gi
     assert await found(index, for_recall=True) == [summary.id]  # shared with the account's recall
     assert await index.index_conversation(conversation, [first], RecallScope.NONE, MODEL) == []
     assert await found(index, for_recall=True) == []
+
+
+async def test_a_changed_summary_embedded_beforehand_is_kept_with_its_vector_and_not_given_to_embed(
+    index: SqlAlchemyRecallIndex, record: SqlAlchemyMemoryRecord, world: World
+) -> None:
+    conversation = await world.summarise(await world.conversation(), "Ann booked a table.")
+    [first] = (turn.id for turn in world.turns[conversation.id])
+    archived = entry(conversation.id, "m1", summary="Ann likes the terrace.")
+    await record.add_archive_entries([archived])
+    summary = summary_item_id(conversation.id)
+
+    to_embed = await index.index_conversation(conversation, [first], RecallScope.ACCOUNT, MODEL, [1.0, 0.0, 0.0])
+
+    assert [item.id for item in to_embed] == [archived.id]
+    assert await found(index, for_recall=True) == [summary]
+    # Unchanged, it keeps the vector it has: another one given is not kept.
+    assert await index.index_conversation(conversation, [first], RecallScope.ACCOUNT, MODEL, [0.0, 1.0, 0.0]) == \
+        to_embed
+    assert await found(index, for_recall=True) == [summary]
+    changed = await world.summarise(conversation, "Ann moved the booking.", minute=40)
+    await index.index_conversation(changed, [first], RecallScope.ACCOUNT, MODEL, [0.0, 0.0, 1.0])
+    assert await found(index, query=(0.0, 0.0, 1.0), for_recall=True) == [summary]
 
 
 async def test_the_items_to_embed_are_those_without_a_vector_of_the_model_and_with_text(
@@ -268,3 +290,23 @@ async def test_a_user_without_items_costs_the_version_alone_once_read(
     other, other_id = await items.item([1.0, 0.0, 0.0])
     await index.share(other.id, RecallScope.ACCOUNT)
     assert await found(index, exclude=own.id, for_recall=True) == [other_id]  # the version moved: read again
+
+
+async def test_a_users_new_conversations_replace_their_one_kept_matrix_rather_than_adding_copies(
+    items: Items, memory_db: Database  # noqa: F811
+) -> None:
+    matrices = CountingMatrices()
+    index = SqlAlchemyRecallIndex(memory_db, matrices)
+    conversations = [await items.item([1.0, float(n), 0.0]) for n in range(4)]
+    for conversation, _ in conversations:
+        await index.share(conversation.id, RecallScope.ACCOUNT)
+    for conversation, own_id in conversations:  # each a turn of another conversation of the same user
+        recalled = await found(index, exclude=conversation.id, for_recall=True)
+        assert own_id not in recalled, "never the turn's own"
+        assert len(recalled) == 3, "the other three"
+    assert matrices.kept == 1, "one matrix for the user, however many conversations it was read for"
+    assert matrices.reads == 4, "a turn of another conversation reads it again"
+    first, _ = conversations[0]
+    await found(index, exclude=first.id, for_recall=True)
+    await found(index, exclude=first.id, for_recall=True)
+    assert matrices.reads == 5, "the same conversation again: kept, its version read alone"

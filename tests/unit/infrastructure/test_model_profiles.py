@@ -215,9 +215,9 @@ async def test_closing_the_registry_closes_what_it_built_not_the_default() -> No
     registry = ChatModelRegistry(default, specs, WordTokenizer())
     fast = registry.get("fast")
     assert isinstance(fast, OpenAIChatModel)
+    sessions = [model._http._open() for model in (default, fast)]  # as their first calls would
     await registry.aclose()
-    assert fast._client.is_closed()
-    assert not default._client.is_closed()
+    assert [session.closed for session in sessions] == [False, True]
     assert registry.get("default") is default
     assert registry.get("fast") is not fast  # built again after a close
     await registry.aclose()

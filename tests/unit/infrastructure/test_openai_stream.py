@@ -2,14 +2,13 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
-import httpx2
-import openai
+import aiohttp
 import pytest
 
 from application.errors import ModelError
 from application.ports.chat_model import ModelChunk
 from domain.tools.calls import ToolCall
-from infrastructure.models.openai_stream import ChunkReader, sse_chunks
+from infrastructure.models.openai_stream import ChunkReader, ErrorEvent, sse_chunks, text_lines
 from infrastructure.models.provider_config import FREE, TokenPrice
 from infrastructure.models.tool_names import ToolNames
 
@@ -89,7 +88,7 @@ async def lines_of(*lines: str) -> AsyncIterator[str]:
 
 
 async def chunks_of(*lines: str) -> list[Any]:
-    return [c async for c in sse_chunks(lines_of(*lines), httpx2.Request("POST", "http://model.test/v1"))]
+    return [c async for c in sse_chunks(lines_of(*lines))]
 
 
 async def test_sse_data_lines_are_read_as_json_until_done() -> None:
@@ -108,7 +107,7 @@ async def test_the_response_is_read_to_its_end_after_done_so_its_connection_can_
             consumed.append(line)
             yield line
 
-    assert [c async for c in sse_chunks(lines(), httpx2.Request("POST", "http://model.test/v1"))] == [{"a": 1}]
+    assert [c async for c in sse_chunks(lines())] == [{"a": 1}]
     assert consumed[-1] == "trailing"
 
 
@@ -116,7 +115,7 @@ async def test_a_server_that_breaks_off_or_lingers_after_done_does_not_fail_the_
     async def broken() -> AsyncIterator[str]:
         for line in ('data: {"a": 1}', "", "data: [DONE]", ""):
             yield line
-        raise httpx2.RemoteProtocolError("peer closed connection without sending complete message body")
+        raise aiohttp.ClientPayloadError("Response payload is not completed")
 
     async def lingering() -> AsyncIterator[str]:  # e.g. a proxy that keeps pinging and never ends the body
         for line in ('data: {"a": 1}', "", "data: [DONE]", ""):
@@ -125,10 +124,9 @@ async def test_a_server_that_breaks_off_or_lingers_after_done_does_not_fail_the_
             await asyncio.sleep(0.05)
             yield ": ping"
 
-    request = httpx2.Request("POST", "http://model.test/v1")
     for lines in (broken(), lingering()):
         async with asyncio.timeout(10):  # without a bound on the drain this never ends: fail, do not hang
-            assert [c async for c in sse_chunks(lines, request)] == [{"a": 1}]
+            assert [c async for c in sse_chunks(lines)] == [{"a": 1}]
 
 
 async def test_data_that_is_not_a_json_object_is_a_malformed_chunk() -> None:
@@ -136,6 +134,43 @@ async def test_data_that_is_not_a_json_object_is_a_malformed_chunk() -> None:
         await chunks_of("data: null", "")
 
 
-async def test_an_error_event_in_the_stream_raises_the_sdks_api_error() -> None:
-    with pytest.raises(openai.APIError, match="overloaded"):
+async def test_an_error_event_in_the_stream_is_an_error_with_the_servers_message() -> None:
+    with pytest.raises(ErrorEvent, match="overloaded"):
         await chunks_of('data: {"a": 1}', "", 'data: {"error": {"message": "overloaded", "type": "server_error"}}', "")
+    with pytest.raises(ErrorEvent, match="An error occurred during streaming"):
+        await chunks_of('data: {"error": "gone"}', "")
+
+
+async def test_a_transport_failure_mid_stream_comes_through_as_raised() -> None:
+    async def dropped() -> AsyncIterator[str]:
+        yield 'data: {"a": 1}'
+        yield ""
+        raise aiohttp.ServerDisconnectedError()
+
+    chunks = sse_chunks(dropped())
+    assert await anext(chunks) == {"a": 1}
+    with pytest.raises(aiohttp.ServerDisconnectedError):
+        await anext(chunks)
+
+
+async def pieces(*data: bytes) -> AsyncIterator[bytes]:
+    for piece in data:
+        yield piece
+
+
+async def lines_from(*data: bytes) -> list[str]:
+    return [line async for line in text_lines(pieces(*data))]
+
+
+async def test_the_body_is_cut_into_lines_wherever_the_pieces_break() -> None:
+    read = await lines_from(b'data: {"a"', b': 1}\n\nda', b"ta: [DONE]\n\n")
+    assert read == ['data: {"a": 1}', "", "data: [DONE]", ""]
+
+
+async def test_lines_may_end_in_crlf_or_cr_even_when_a_crlf_is_split_between_pieces() -> None:
+    assert await lines_from(b"a\r\n\r\nb\r", b"\nc\rd\r", b"\r\ne") == ["a", "", "b", "c", "d", "", "e"]
+
+
+async def test_a_character_split_between_pieces_is_decoded_whole_and_a_last_line_is_kept() -> None:
+    euro = "data: 5 €".encode()
+    assert await lines_from(euro[:-1], euro[-1:] + b"\n", b"tail") == ["data: 5 €", "tail"]

@@ -1,4 +1,4 @@
-"""Every `Provide[...]` in interfaces/ names a provider of `interfaces.wiring.container.Container`.
+"""Every `Provide[...]` (or `Provided[...]`) in interfaces/ names a provider of `interfaces.wiring.container.Container`.
 
 dependency-injector resolves these names only when a route is called: a misspelt one would wire
 nothing and fail at the first request. This reads the source of interfaces/ (with `ast`), so a
@@ -31,9 +31,12 @@ def _dotted(node: ast.expr) -> str | None:
     return None
 
 
+MARKERS = ("Provide", "Provided")  # Provided: interfaces/http/provided.py, the routes' awaited Provide
+
+
 def _is_provide(node: ast.expr) -> bool:
-    return (isinstance(node, ast.Name) and node.id == "Provide") or (
-        isinstance(node, ast.Attribute) and node.attr == "Provide"
+    return (isinstance(node, ast.Name) and node.id in MARKERS) or (
+        isinstance(node, ast.Attribute) and node.attr in MARKERS
     )
 
 
