@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from application.errors import ModelError
 from domain.memory.user_facts import RecallScope
 
 if TYPE_CHECKING:
@@ -62,5 +61,5 @@ class IndexMemory:
             return None
         try:
             return (await self._embedder.embed([summary]))[0]
-        except ModelError:
+        except Exception:  # whatever it was, the embedding below asks again and reports it
             return None

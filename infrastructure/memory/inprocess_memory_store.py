@@ -52,7 +52,10 @@ class _Locks:
     @contextlib.asynccontextmanager
     async def held(self, conversation_id: ConversationId, wait: float | None = None) -> AsyncIterator[None]:
         """The conversation's lock, waited for at most `wait` seconds (`_WaitedTooLong` past it)."""
-        lock, users = self._locks.setdefault(conversation_id, (asyncio.Lock(), [0]))
+        entry = self._locks.get(conversation_id)
+        if entry is None:
+            entry = self._locks[conversation_id] = (asyncio.Lock(), [0])
+        lock, users = entry
         users[0] += 1
         try:
             try:

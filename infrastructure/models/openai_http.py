@@ -14,12 +14,12 @@ import functools
 import io
 import json
 import os
+import urllib.request
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 import aiohttp
 import httpx2
-from aiohttp.helpers import get_env_proxy_for_url
 from yarl import URL
 
 from infrastructure.models.openai_errors import StatusError
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 OPENAI_API = "https://api.openai.com/v1"
 MAX_CONNECTIONS = 1000  # the openai SDK's; idle ones close after KEEPALIVE_S, as httpx's did
 KEEPALIVE_S = 5.0
+MAX_ERROR_BODY = 64 << 10  # bytes of an error status's body read
 LARGE_BODY = 1 << 20  # aiohttp's own threshold for a warning about a body sent in one piece
 
 
@@ -49,7 +50,7 @@ class ChatCompletionsHTTP:
         t = config.timeout
         self._timeout = aiohttp.ClientTimeout(total=None, connect=t, sock_connect=t, sock_read=t)
         self._session: aiohttp.ClientSession | None = None
-        self._proxy: tuple[URL | None, aiohttp.BasicAuth | None] = (None, None)
+        self._proxy: tuple[URL | None, dict[str, str] | None] = (None, None)
 
     def post(self, body: dict[str, Any]) -> AbstractAsyncContextManager[aiohttp.ClientResponse]:
         """The request, to be entered (`async with`) for its response once its headers are in."""
@@ -57,7 +58,7 @@ class ChatCompletionsHTTP:
         data = json.dumps(body, ensure_ascii=False).encode()
         # A large body (inline images) is written piece by piece, the loop running in between.
         payload = data if len(data) <= LARGE_BODY else io.BytesIO(data)
-        return session.post(self.url, data=payload, proxy=self._proxy[0], proxy_auth=self._proxy[1])
+        return session.post(self.url, data=payload, proxy=self._proxy[0], proxy_headers=self._proxy[1])
 
     async def aclose(self) -> None:
         if self._session is not None:
@@ -68,12 +69,9 @@ class ChatCompletionsHTTP:
         """The session, made on the first call, in the running loop it belongs to. Without aiohttp's
         `trust_env`, which reads ~/.netrc in a thread on every request: the environment's proxy is
         looked up here, once."""
+        self._proxy = env_proxy(self.url)
         connector = aiohttp.TCPConnector(limit=MAX_CONNECTIONS, keepalive_timeout=KEEPALIVE_S, ssl=_tls())
         self._session = aiohttp.ClientSession(headers=self._headers, timeout=self._timeout, connector=connector)
-        try:
-            self._proxy = get_env_proxy_for_url(self.url)
-        except LookupError:  # none, or NO_PROXY names the host
-            self._proxy = (None, None)
         return self._session
 
 
@@ -92,9 +90,25 @@ def request_headers(api_key: str | None) -> dict[str, str]:
     return headers
 
 
+def env_proxy(url: URL) -> tuple[URL | None, dict[str, str] | None]:
+    """The proxy the environment names for `url`, as httpx read it for the SDK: `<SCHEME>_PROXY`, else
+    `ALL_PROXY`, unless `NO_PROXY` names the host; its credentials as a Proxy-Authorization header."""
+    proxies = urllib.request.getproxies_environment()
+    proxy = proxies.get(url.scheme) or proxies.get("all")
+    if not proxy or urllib.request.proxy_bypass(url.host or ""):
+        return None, None
+    address = URL(proxy if "://" in proxy else f"http://{proxy}")
+    if not address.user:
+        return address, None
+    credentials = aiohttp.encode_basic_auth(address.user, address.password or "")
+    return address.with_user(None), {"Proxy-Authorization": credentials}
+
+
 async def status_error(response: aiohttp.ClientResponse) -> StatusError:
     """What a response with an error status says: its status, headers and the server's message."""
-    return StatusError.of(response.status, response.headers, await response.read())
+    # Its start is all the log uses: a server (or a proxy) answering an error with a huge body must
+    # not make the process read it all.
+    return StatusError.of(response.status, response.headers, await response.content.read(MAX_ERROR_BODY))
 
 
 @functools.cache

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MALFORMED = "The model server sent a malformed chunk"
+MAX_LINE_BYTES = 16 << 20  # of one line of the stream (an event's data line: a whole answer at most)
 DRAIN_S = 0.1  # how long the rest of a finished response is read, for its connection to be reused
 
 
@@ -50,17 +51,23 @@ async def sse_chunks(lines: AsyncIterator[str]) -> AsyncGenerator[dict[str, Any]
 
 async def text_lines(body: AsyncIterable[bytes]) -> AsyncGenerator[str, None]:
     r"""The body's lines as its pieces come, without their ending: `\n`, `\r\n` or `\r`, as SSE
-    allows, a `\r\n` split between two pieces included."""
-    rest, after_cr = b"", False
+    allows, a `\r\n` split between two pieces included. Only each new piece is searched for a line
+    end, and a line is at most MAX_LINE_BYTES: a server sending bytes without one is garbage."""
+    held: list[bytes] = []  # the pieces of the line not ended yet
+    size, after_cr = 0, False
     async for piece in body:
         data = piece[1:] if after_cr and piece.startswith(b"\n") else piece
         after_cr = data.endswith(b"\r")
-        lines = (rest + data).replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
-        rest = lines.pop()
-        for line in lines:
-            yield line.decode(errors="replace")
-    if rest:
-        yield rest.decode(errors="replace")
+        *ended, rest = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+        for line in ended:
+            yield (b"".join(held) + line).decode(errors="replace")
+            held, size = [], 0
+        held.append(rest)
+        size += len(rest)
+        if size > MAX_LINE_BYTES:
+            raise json.JSONDecodeError(f"a line of over {MAX_LINE_BYTES} bytes", "", 0)
+    if size:
+        yield b"".join(held).decode(errors="replace")
 
 
 async def _drain(lines: AsyncIterator[str]) -> None:

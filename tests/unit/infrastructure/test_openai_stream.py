@@ -1,4 +1,5 @@
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -8,7 +9,7 @@ import pytest
 from application.errors import ModelError
 from application.ports.chat_model import ModelChunk
 from domain.tools.calls import ToolCall
-from infrastructure.models.openai_stream import ChunkReader, ErrorEvent, sse_chunks, text_lines
+from infrastructure.models.openai_stream import MAX_LINE_BYTES, ChunkReader, ErrorEvent, sse_chunks, text_lines
 from infrastructure.models.provider_config import FREE, TokenPrice
 from infrastructure.models.tool_names import ToolNames
 
@@ -174,3 +175,10 @@ async def test_lines_may_end_in_crlf_or_cr_even_when_a_crlf_is_split_between_pie
 async def test_a_character_split_between_pieces_is_decoded_whole_and_a_last_line_is_kept() -> None:
     euro = "data: 5 €".encode()
     assert await lines_from(euro[:-1], euro[-1:] + b"\n", b"tail") == ["data: 5 €", "tail"]
+
+
+async def test_a_line_without_end_past_the_bound_is_garbage_not_memory_held_for_ever() -> None:
+    piece = b"x" * (1 << 20)
+    with pytest.raises(json.JSONDecodeError):
+        await lines_from(*[piece] * ((MAX_LINE_BYTES >> 20) + 1))
+    assert await lines_from(*[piece] * 4, b"\n") == ["x" * (4 << 20)]  # long lines below it are whole
