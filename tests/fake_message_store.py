@@ -93,8 +93,7 @@ class FakeMessageStore(MessageStore, TaskMessages):
         return None if found is None else await self.get_message(found.id, owner)
 
     async def recent_messages(self, conversation_id: ConversationId, limit: int) -> list[Message]:
-        done = [m for m in self._of(conversation_id) if m.is_history]
-        return done[-limit:] if limit else []
+        return self._recent(conversation_id, limit)
 
     async def conversation_tail(
         self, conversation_id: ConversationId, owner: OwnerId, limit: int
@@ -102,7 +101,12 @@ class FakeMessageStore(MessageStore, TaskMessages):
         conversation = await self.get_conversation(conversation_id, owner)
         if conversation is None:
             return None
-        return conversation, await self.recent_messages(conversation_id, limit)
+        return conversation, self._recent(conversation_id, limit)
+
+    def _recent(self, conversation_id: ConversationId, limit: int) -> list[Message]:
+        """The newest completed turns: the window's read and the upkeep's tail, each its own call."""
+        done = [m for m in self._of(conversation_id) if m.is_history]
+        return done[-limit:] if limit else []
 
     async def list_messages(self, conversation_id: ConversationId, offset: int, limit: int) -> list[Message]:
         return self._of(conversation_id)[offset : offset + limit]

@@ -16,8 +16,8 @@ from tests.fakes import ScriptedModel
 from tests.unit.application.harness import Harness
 
 if TYPE_CHECKING:
-    from domain.conversations.conversation import Conversation, Message
-    from domain.ids import ConversationId, OwnerId
+    from domain.conversations.conversation import Message
+    from domain.ids import ConversationId
     from domain.memory.archive import ArchiveEntry
 
 
@@ -32,14 +32,6 @@ class CountedStore(FakeMessageStore):
     async def recent_messages(self, conversation_id: ConversationId, limit: int) -> list[Message]:
         self.recent_reads += 1
         return await super().recent_messages(conversation_id, limit)
-
-    async def conversation_tail(
-        self, conversation_id: ConversationId, owner: OwnerId, limit: int
-    ) -> tuple[Conversation, list[Message]] | None:
-        conversation = await self.get_conversation(conversation_id, owner)
-        if conversation is None:
-            return None
-        return conversation, await super().recent_messages(conversation_id, limit)
 
 
 class CountedMemory(FailingMemoryStore):
