@@ -9,7 +9,8 @@ from collections.abc import Sequence
 import pytest
 
 from domain.conversations.conversation import Conversation, MessageStatus, ReviewStage
-from domain.ids import AppId, ConversationId, EndUserId, OwnerId
+from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId
+from domain.memory.archive import ArchiveEntry
 from domain.memory.user_facts import FactHolder, RecallItem, RecallKind, RecallScope
 from infrastructure.persistence.database import Database
 from infrastructure.persistence.memory_rows import summary_item_id
@@ -103,13 +104,21 @@ async def test_a_summary_is_indexed_kept_while_unchanged_replaced_when_changed_a
     assert await found(index) == []
 
 
-async def test_indexing_a_conversation_keeps_its_summary_shares_its_items_and_gives_those_to_embed_at_once(
-    index: SqlAlchemyRecallIndex, record: SqlAlchemyMemoryRecord, world: World
-) -> None:
+async def summarised_with_an_entry(
+    world: World, record: SqlAlchemyMemoryRecord
+) -> tuple[Conversation, MessageId, ArchiveEntry]:
+    """A conversation with a summary, its first turn, and an archive entry of it."""
     conversation = await world.summarise(await world.conversation(), "Ann booked a table.")
     [first] = (turn.id for turn in world.turns[conversation.id])
     archived = entry(conversation.id, "m1", summary="Ann likes the terrace.")
     await record.add_archive_entries([archived])
+    return conversation, first, archived
+
+
+async def test_indexing_a_conversation_keeps_its_summary_shares_its_items_and_gives_those_to_embed_at_once(
+    index: SqlAlchemyRecallIndex, record: SqlAlchemyMemoryRecord, world: World
+) -> None:
+    conversation, first, archived = await summarised_with_an_entry(world, record)
     summary = RecallItem(summary_item_id(conversation.id), RecallKind.SUMMARY, conversation.id,
                          conversation.summary, (first,))
     archive = RecallItem(archived.id, RecallKind.ARCHIVE, conversation.id, archived.summary,
@@ -127,10 +136,7 @@ async def test_indexing_a_conversation_keeps_its_summary_shares_its_items_and_gi
 async def test_a_changed_summary_embedded_beforehand_is_kept_with_its_vector_and_not_given_to_embed(
     index: SqlAlchemyRecallIndex, record: SqlAlchemyMemoryRecord, world: World
 ) -> None:
-    conversation = await world.summarise(await world.conversation(), "Ann booked a table.")
-    [first] = (turn.id for turn in world.turns[conversation.id])
-    archived = entry(conversation.id, "m1", summary="Ann likes the terrace.")
-    await record.add_archive_entries([archived])
+    conversation, first, archived = await summarised_with_an_entry(world, record)
     summary = summary_item_id(conversation.id)
 
     to_embed = await index.index_conversation(conversation, [first], RecallScope.ACCOUNT, MODEL, [1.0, 0.0, 0.0])
