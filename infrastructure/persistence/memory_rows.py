@@ -70,7 +70,7 @@ class MemoryItemRow(Base):
         # The archive's version query (count, newest `changed_at`) from the index alone: on SQLite
         # a row's columns after its vector lie on overflow pages (migration 0010).
         Index("ix_memory_items_conversation", "conversation_id", "kind", "created_at", "changed_at"),
-        # Recall's version query, from the index alone: the turn's own conversation is left out.
+        # Recall's version query and its read of what changed since (`changed_at`), from the index alone.
         Index("ix_memory_items_recall", "owner", "end_user", "recall_scope", "model", "agent_id", "conversation_id",
               "changed_at"),
     )
@@ -114,7 +114,9 @@ def with_version(
 
 def versioned(rows: Sequence[Row[Any]]) -> tuple[tuple[Any, ...], list[Row[Any]]]:
     """A `with_version` result as the version and the items' rows."""
-    return (rows[0].count, rows[0].newest), [row for row in rows if "id" in row._fields and row.id is not None]
+    if "id" not in rows[0]._fields:  # the version alone: a row's `_fields` costs a tuple each time
+        return (rows[0].count, rows[0].newest), []
+    return (rows[0].count, rows[0].newest), [row for row in rows if row.id is not None]
 
 
 def entity_to_domain(row: MemoryEntityRow | Row[Any]) -> Entity:

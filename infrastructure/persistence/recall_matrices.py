@@ -3,15 +3,15 @@ one normalised matrix each.
 
 Recall across conversations runs at every turn; reading and stacking a user's thousands of vectors
 each time costs more than the rest of recall. So each (user, scope, model, dimension) keeps its
-matrix here, rows L2-normalised, with the *version* it was read at: the conversation its read left
-out (the turn's own), the count of the user's embedded items and the newest `changed_at` among them,
-which every write changes (a new vector, a new scope, an item gone). One matrix per user: a turn of
-another conversation reads it again and replaces it, never adds a copy beside it. A turn ranks with
-the matrix it has and reads the version in the query that reads the best items' text (`latest`);
-only a changed version reads the vectors again, and ranks again, so another process's writes are
-seen at the next turn. A conversation's own archive (`ArchiveMatrix`) is kept the same way, by
-(conversation, model, dimension), its version the count of its entries and the newest `changed_at`
-among them. At most `max_bytes` of matrices are kept, the least recently used dropped first.
+matrix here, rows L2-normalised, with the *version* it was read at: the count of the user's embedded
+items and the newest `changed_at` among them, which every write changes (a new vector, a new scope,
+an item gone). One matrix per user, for all of its conversations: a turn leaves its own out as it
+ranks (`best`). A turn ranks with the matrix it has and reads the version in the query that reads
+the best items' text (`latest`); a changed version reads the items written since and puts them in
+(`updated`), or, when one left meanwhile, the whole matrix again, so another process's writes are
+seen at the next turn. A conversation's own archive (`ArchiveMatrix`) is kept by (conversation,
+model, dimension), its version the count of its entries and the newest `changed_at` among them, and
+read whole when that changed. At most `max_bytes` of matrices are kept, the least recently used dropped first.
 """
 
 from __future__ import annotations
@@ -51,11 +51,12 @@ class Matrix:
     ids: tuple[str, ...]
     conversations: np.ndarray  # the items' conversation ids (objects), to leave one out at once
     rows: np.ndarray  # float32 (items, dimension), each row of norm 1 (or 0)
+    positions: dict[str, int]  # each id's row; never changed once built
 
     @property
     def cost(self) -> int:
-        """Bytes it holds, about: the vectors, the ids, and the entry itself."""
-        return self.rows.nbytes + ID_BYTES * 2 * len(self.ids) + ENTRY_BYTES
+        """Bytes it holds, about: the vectors, the ids (twice: the tuple and the positions), and the entry."""
+        return self.rows.nbytes + ID_BYTES * 3 * len(self.ids) + ENTRY_BYTES
 
     @property
     def size(self) -> int:
@@ -69,7 +70,29 @@ class Matrix:
         norms = np.linalg.norm(rows, axis=1, keepdims=True)
         unit = rows / np.where(norms == 0, 1.0, norms)
         conversations = np.asarray([r.conversation_id for r in kept], dtype=object)
-        return cls(version, tuple(r.id for r in kept), conversations, unit)
+        ids = tuple(r.id for r in kept)
+        return cls(version, ids, conversations, unit, {item_id: i for i, item_id in enumerate(ids)})
+
+    def updated(self, version: tuple[Any, ...], changed: Sequence[Any], dimension: int) -> Matrix | None:
+        """This matrix at `version`, from `changed`, the (id, conversation_id, vector bytes) rows of its
+        items written since its own version: each in place of its id's row, or added. None when the
+        outcome cannot be this version's (its count is not the count before and the ids added): an
+        item left meanwhile, and only a whole read holds what is there. One copy of the rows, never
+        a read of them: what it costs grows with what changed, and with the user's items only as a
+        memory copy does."""
+        if version[0] != self.version[0] + len({r.id for r in changed if r.id not in self.positions}):
+            return None
+        fresh = Matrix.of(version, changed, dimension)
+        added = [j for j, item_id in enumerate(fresh.ids) if item_id not in self.positions]
+        rows = np.concatenate([self.rows, fresh.rows[added]])  # new arrays: the kept matrix is left as it was
+        conversations = np.concatenate([self.conversations, fresh.conversations[added]])
+        replaced = [(self.positions[item_id], j) for j, item_id in enumerate(fresh.ids) if item_id in self.positions]
+        if replaced:
+            at, of = (list(side) for side in zip(*replaced, strict=True))
+            rows[at], conversations[at] = fresh.rows[of], fresh.conversations[of]
+        positions = dict(self.positions)
+        positions.update((fresh.ids[j], len(self.ids) + k) for k, j in enumerate(added))
+        return Matrix(version, self.ids + tuple(fresh.ids[j] for j in added), conversations, rows, positions)
 
     def best(self, query: np.ndarray, exclude: str | None, count: int) -> list[tuple[str, str, float]]:
         """Up to `count` (id, conversation id, cosine) above 0, best first; `exclude`'s left out."""

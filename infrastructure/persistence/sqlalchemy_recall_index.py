@@ -2,14 +2,15 @@
 vectors, ranked by cosine similarity (numpy).
 
 Recall (`for_recall`) ranks the user's shared items but those of the turn's own conversation with
-the matrix kept in process for that user (`recall_matrices.py`: one per user, the conversation it
-leaves out first in its version, so a new conversation replaces it rather than adding a copy of all
-the user's vectors), and reads text and
-sources of the best few only, joined to their conversations so that a deleted one is left out, in
-one query with the version of those items (from `ix_memory_items_recall` alone). Only a changed
-version, which the turn's own conversation, upkept at every turn, does not change, reads the
-matrix again and ranks again. A search of the memory API (`for_recall=False`) reads all of the
-user's items with that join and ranks them once.
+the matrix kept in process for that user (`recall_matrices.py`: one per user, holding all of the
+user's shared items, the turn's own left out as it ranks), and reads text and sources of the best few
+only, joined to their conversations so that a deleted one is left out, in one query with the version
+of those items (from `ix_memory_items_recall` alone). A changed version reads only the items written
+since the kept one (`changed_at`, from the same index) and puts them in the matrix, so a user's next
+conversation, whose predecessor's upkeep added its summary, costs what that summary costs, not a read
+of all the user's vectors; an item that left meanwhile (its count says so) reads the matrix whole. A
+search of the memory API (`for_recall=False`) reads all of the user's items with that join and ranks
+them once.
 tests/bench/user_memory.py measures both.
 
 An upkeep's index (`index_conversation`) keeps the summary, shares the conversation's items and
@@ -164,28 +165,33 @@ class SqlAlchemyRecallIndex(RecallIndex):
     ) -> list[ScoredItem]:
         wanted = normalised(query)
         shared = RecallScope.ACCOUNT if holder.agent_id is None else RecallScope.AGENT
-        # The turn's own conversation changes at every turn: kept out of the version.
-        shape = (holder.agent_id is not None, exclude is not None)
+        of_agent = holder.agent_id is not None
         values = {"owner": holder.owner, "end_user": holder.end_user, "scope": shared.value, "model": model,
-                  "agent_id": holder.agent_id, "exclude": exclude}
+                  "agent_id": holder.agent_id}
         key = (holder, shared, model, wanted.size)
+        # A few more than asked: a conversation deleted since (its items not erased yet) drops out below.
+        wanted_count = top_k * 2 + 2
         async with self._db.connection("recall across conversations") as session:
             kept = self._matrices.latest(key, Matrix)
-            if kept is not None and kept.version[0] == exclude:
-                # A few more than asked: a conversation deleted since (its items not erased yet) drops out below.
-                best = kept.best(wanted, None, top_k * 2 + 2)
+            if kept is not None:
+                best = kept.best(wanted, exclude, wanted_count)
                 version, rows = versioned((await session.execute(
-                    _best_items(*shape, picked=bool(best)), {**values, "ids": _ids(best)}
+                    _best_items(of_agent, picked=bool(best)), {**values, "ids": _ids(best)}
                 )).all())
-                if (exclude, *version) == kept.version:
+                if version == kept.version:
                     return _scored(best, rows, top_k)
-            # Never read, read for another conversation, or changed since: read again, ranked again.
-            version, found = versioned((await session.execute(_matrix(*shape), values)).all())
-            matrix = Matrix.of((exclude, *version), found, wanted.size)
+                # Changed since: the items written since the kept version, read and put in place.
+                version, changed = versioned((await session.execute(
+                    _changed_since(of_agent), {**values, "since": kept.version[1]}
+                )).all())
+                matrix = kept.updated(version, changed, wanted.size)
+            if kept is None or matrix is None:  # never read, or an item left: read whole
+                version, found = versioned((await session.execute(_matrix(of_agent), values)).all())
+                matrix = Matrix.of(version, found, wanted.size)
             self._matrices.put(key, matrix)
-            best = matrix.best(wanted, None, top_k * 2 + 2)
+            best = matrix.best(wanted, exclude, wanted_count)
             rows = versioned((await session.execute(
-                _best_items(*shape, picked=True), {**values, "ids": _ids(best)}
+                _best_items(of_agent, picked=True), {**values, "ids": _ids(best)}
             )).all())[1] if best else []
         return _scored(best, rows, top_k)
 
@@ -205,34 +211,40 @@ class SqlAlchemyRecallIndex(RecallIndex):
 
 
 # A turn's recall reads, built once per shape of holder (turn_statements.py says why). Parameters:
-# owner, end_user, scope, model, agent_id (of an agent's holder), exclude (the turn's conversation).
+# owner, end_user, scope, model, agent_id (of an agent's holder); since (the kept version's newest).
 @functools.cache
-def _shared_items(of_agent: bool, excluding: bool) -> tuple[ColumnElement[bool], ...]:
+def _shared_items(of_agent: bool) -> tuple[ColumnElement[bool], ...]:
     where = [I.owner == bindparam("owner"), I.end_user == bindparam("end_user"),
              I.recall_scope == bindparam("scope"), I.model == bindparam("model")]
     if of_agent:
         where.append(I.agent_id == bindparam("agent_id"))
-    if excluding:
-        where.append(I.conversation_id != bindparam("exclude"))
     return tuple(where)
 
 
 @functools.cache
-def _matrix(of_agent: bool, excluding: bool) -> Select[Any]:
+def _matrix(of_agent: bool) -> Select[Any]:
     """The items' vectors beside their version."""
-    where = _shared_items(of_agent, excluding)
+    where = _shared_items(of_agent)
     return with_version(where, (I.id, I.conversation_id, I.vector), and_(*where))
 
 
 @functools.cache
-def _best_items(of_agent: bool, excluding: bool, picked: bool) -> Select[Any]:
+def _changed_since(of_agent: bool) -> Select[Any]:
+    """The vectors of the items written at or after `since` (a kept version's newest; an item of the
+    same instant is read again, never missed), beside the version."""
+    where = _shared_items(of_agent)
+    return with_version(where, (I.id, I.conversation_id, I.vector), and_(*where, I.changed_at >= bindparam("since")))
+
+
+@functools.cache
+def _best_items(of_agent: bool, picked: bool) -> Select[Any]:
     """The best items' text and sources (parameter `ids`), of live conversations only, beside the
     version; only the version when none is picked."""
     c = ConversationRow
     live = and_(c.id == I.conversation_id, c.deleted_at.is_(None), c.is_debug.is_(False))
     ids = I.id.in_(bindparam("ids", expanding=True)) if picked else None
-    return with_version(_shared_items(of_agent, excluding), (I.id, I.kind, I.conversation_id, I.text,
-                                                             I.source_message_ids), ids, join(I, c, live))
+    return with_version(_shared_items(of_agent), (I.id, I.kind, I.conversation_id, I.text,
+                                                  I.source_message_ids), ids, join(I, c, live))
 
 
 async def _share(session: AsyncConnection, conversation_id: ConversationId, scope: RecallScope) -> None:

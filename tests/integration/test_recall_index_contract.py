@@ -298,7 +298,7 @@ async def test_a_user_without_items_costs_the_version_alone_once_read(
     assert await found(index, exclude=own.id, for_recall=True) == [other_id]  # the version moved: read again
 
 
-async def test_a_users_new_conversations_replace_their_one_kept_matrix_rather_than_adding_copies(
+async def test_a_users_new_conversations_rank_with_their_one_kept_matrix_rather_than_reading_copies(
     items: Items, memory_db: Database  # noqa: F811
 ) -> None:
     matrices = CountingMatrices()
@@ -311,8 +311,30 @@ async def test_a_users_new_conversations_replace_their_one_kept_matrix_rather_th
         assert own_id not in recalled, "never the turn's own"
         assert len(recalled) == 3, "the other three"
     assert matrices.kept == 1, "one matrix for the user, however many conversations it was read for"
-    assert matrices.reads == 4, "a turn of another conversation reads it again"
-    first, _ = conversations[0]
-    await found(index, exclude=first.id, for_recall=True)
-    await found(index, exclude=first.id, for_recall=True)
-    assert matrices.reads == 5, "the same conversation again: kept, its version read alone"
+    assert matrices.reads == 1, "the turn's own conversation is left out as it ranks, not as it reads"
+
+
+async def test_items_written_since_the_kept_matrix_are_read_alone_and_put_in_it(
+    items: Items, memory_db: Database  # noqa: F811
+) -> None:
+    index = SqlAlchemyRecallIndex(memory_db)
+    conversations = [await items.item([1.0, float(n), 0.0]) for n in range(4)]
+    for conversation, _ in conversations:
+        await index.share(conversation.id, RecallScope.ACCOUNT)
+    first, first_id = conversations[0]
+    assert len(await found(index, exclude=first.id, for_recall=True)) == 3  # read whole, and kept
+    newer, newer_id = await items.item([1.0, 0.5, 0.0])  # the user's next conversation, upkept
+    await index.share(newer.id, RecallScope.ACCOUNT)
+    with statements(memory_db) as seen:
+        recalled = await found(index, exclude=first.id, for_recall=True)
+    assert newer_id in recalled
+    assert len(recalled) == 4
+    vector_reads = [statement for statement in seen if "memory_items.vector" in statement[0]]
+    assert len(vector_reads) == 1
+    async with memory_db.engine.connect() as connection:
+        read = (await connection.exec_driver_sql(*vector_reads[0])).all()
+    newest_then = conversations[-1][1]  # shared last: its instant is the kept version's, read again
+    assert {row[2] for row in read} == {newer_id, newest_then}, "what was written since, not all the user's"
+    await index.share(newer.id, RecallScope.NONE)  # an item that leaves: the matrix is read whole
+    assert newer_id not in await found(index, exclude=first.id, for_recall=True)
+    assert first_id not in await found(index, exclude=first.id, for_recall=True)
