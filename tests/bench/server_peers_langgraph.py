@@ -3,7 +3,7 @@ runtime) serving `langchain.agents.create_agent` on ChatOpenAI, pointed at the b
 
 LangGraph Server has dependencies of its own that do not belong in memagent's environment, so it runs
 from a virtual environment of its own (`--langgraph-venv`, the repository's `.venv-langgraph` by default),
-made with:
+made with (the README's test command makes it so, in the background, beside memagent's own):
 
     python3 -m venv .venv-langgraph && .venv-langgraph/bin/pip install 'langgraph-cli[inmem]==0.4.40' \
         langgraph-api==0.16.7 langchain-openai==1.8.1 langchain==1.5.2

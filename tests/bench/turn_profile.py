@@ -1,13 +1,15 @@
 """Where one turn's server CPU goes: a real `memagent serve` on SQLite under cProfile, over HTTP.
 
-    python -m tests.bench.turn_profile [--turns 300] [--chunks 20] [--top 25] [--save FILE]
+    python -m tests.bench.turn_profile [--turns 300] [--after 0] [--chunks 20] [--top 25] [--save FILE]
 
 The server runs with the openai provider against the OpenAI-protocol test server
 (tests/bench/sse_model.py: `--chunks` chunks per chat turn, no delay; memory upkeep answered at
 once), SQLite and the in-process memory and events. `--turns` streamed turns of one conversation
 are sent one after the other; the profiler (cProfile, deterministic) is switched on by SIGUSR1
 after a warm-up and off by SIGUSR2 once the server is idle again, so start-up and imports are left
-out but every turn's memory upkeep is in.
+out but every turn's memory upkeep is in. With `--after N` the conversation first has N turns more,
+unprofiled, so that a late stretch of a long conversation can be set beside an early one (issue 39,
+item 3).
 
 Its clock is the main thread's CPU time (time.thread_time), not the wall: on a shared machine the
 wall clock would charge to whatever function was running the time the process waited for a CPU,
@@ -130,15 +132,16 @@ def analyse(stats: dict[Key, Any], turns: int, top: int) -> dict[str, Any]:
     }
 
 
-async def drive(service: Service, turns: int) -> float:
-    """Warm the server up, then profile `turns` turns and their upkeep; returns their wall time."""
+async def drive(service: Service, turns: int, after: int = 0) -> float:
+    """Warm the server up (5 turns, then `after` more), then profile `turns` turns and their upkeep;
+    returns their wall time."""
     pids = process_tree(service.process.pid)
     async with httpx.AsyncClient(base_url=service.base_url, timeout=60) as client:
-        conversation = await converse(client, 5, 0, None)  # tokenizer, pools, first queries
+        conversation = await converse(client, 5 + after, 0, None)  # tokenizer, pools, first queries
         await settle(pids)
         os.kill(service.process.pid, signal.SIGUSR1)
         began = time.monotonic()
-        await converse(client, turns, 5, conversation)
+        await converse(client, turns, 5 + after, conversation)
         wall = time.monotonic() - began
     await settle(pids)
     os.kill(service.process.pid, signal.SIGUSR2)
@@ -157,7 +160,7 @@ def wait_written(out: Path, limit: float = 60.0) -> None:
     raise RuntimeError(f"the server wrote no profile to {out}")
 
 
-def main(turns: int, chunks: int, top: int, save: str | None) -> dict[str, Any]:
+def main(turns: int, chunks: int, top: int, save: str | None, after: int = 0) -> dict[str, Any]:
     model = start_model_server(chunks, 0.0)
     try:
         with tempfile.TemporaryDirectory() as folder:
@@ -172,11 +175,12 @@ def main(turns: int, chunks: int, top: int, save: str | None) -> dict[str, Any]:
             command = [sys.executable, "-m", "tests.bench.turn_profile", "--serve-profiled", str(out),
                        "serve", "--port"]
             with running_server(command, Path(folder), env) as service:
-                wall = asyncio.run(drive(service, turns))
+                wall = asyncio.run(drive(service, turns, after))
                 wait_written(out)
             stats: dict[Key, Any] = pstats.Stats(str(out)).stats  # type: ignore[attr-defined]
             return {"setup": "memagent serve, SQLite, in-process memory and events, openai provider",
-                    "chunks_per_turn": chunks, "wall_s": round(wall, 2), **analyse(stats, turns, top)}
+                    "chunks_per_turn": chunks, "turns_before": 5 + after, "wall_s": round(wall, 2),
+                    **analyse(stats, turns, top)}
     finally:
         model.stop()
 
@@ -186,8 +190,9 @@ if __name__ == "__main__":
         sys.exit(serve_profiled(sys.argv[2], sys.argv[3:]))
     parser = argparse.ArgumentParser()
     parser.add_argument("--turns", type=int, default=300)
+    parser.add_argument("--after", type=int, default=0, help="unprofiled turns before the profiled ones")
     parser.add_argument("--chunks", type=int, default=20)
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--save", help="keep the profile there (for pstats or snakeviz)")
     args = parser.parse_args()
-    print(json.dumps(main(args.turns, args.chunks, args.top, args.save), indent=2))
+    print(json.dumps(main(args.turns, args.chunks, args.top, args.save, args.after), indent=2))
