@@ -9,9 +9,10 @@ an item gone). One matrix per user, for all of its conversations: a turn leaves 
 ranks (`best`). A turn ranks with the matrix it has and reads the version in the query that reads
 the best items' text (`latest`); a changed version reads the items written since and puts them in
 (`updated`), or, when one left meanwhile, the whole matrix again, so another process's writes are
-seen at the next turn. A conversation's own archive (`ArchiveMatrix`) is kept by (conversation,
-model, dimension), its version the count of its entries and the newest `changed_at` among them, and
-read whole when that changed. At most `max_bytes` of matrices are kept, the least recently used dropped first.
+seen at the next turn (sqlalchemy_recall_index.py says how late commits are caught). A conversation's
+own archive (`ArchiveMatrix`) is kept by (conversation, model, dimension), its version the count of its
+entries and the newest `changed_at` among them, and read whole when that changed. At most `max_bytes`
+of matrices are kept, the least recently used dropped first.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ class Matrix:
     conversations: np.ndarray  # the items' conversation ids (objects), to leave one out at once
     rows: np.ndarray  # float32 (items, dimension), each row of norm 1 (or 0)
     positions: dict[str, int]  # each id's row; never changed once built
+    read_at: float  # when it was last read whole (time.monotonic())
 
     @property
     def cost(self) -> int:
@@ -63,7 +65,7 @@ class Matrix:
         return len(self.ids)
 
     @classmethod
-    def of(cls, version: tuple[Any, ...], found: Sequence[Any], dimension: int) -> Matrix:
+    def of(cls, version: tuple[Any, ...], found: Sequence[Any], dimension: int, read_at: float = 0.0) -> Matrix:
         """From (id, conversation_id, vector bytes) rows; those of another dimension are left out."""
         kept = [r for r in found if len(r.vector) == dimension * VECTOR.itemsize]
         rows = np.frombuffer(b"".join(r.vector for r in kept), dtype=VECTOR).reshape(len(kept), dimension)
@@ -71,15 +73,18 @@ class Matrix:
         unit = rows / np.where(norms == 0, 1.0, norms)
         conversations = np.asarray([r.conversation_id for r in kept], dtype=object)
         ids = tuple(r.id for r in kept)
-        return cls(version, ids, conversations, unit, {item_id: i for i, item_id in enumerate(ids)})
+        return cls(version, ids, conversations, unit, {item_id: i for i, item_id in enumerate(ids)}, read_at)
 
     def updated(self, version: tuple[Any, ...], changed: Sequence[Any], dimension: int) -> Matrix | None:
         """This matrix at `version`, from `changed`, the (id, conversation_id, vector bytes) rows of its
         items written since its own version: each in place of its id's row, or added. None when the
         outcome cannot be this version's (its count is not the count before and the ids added): an
-        item left meanwhile, and only a whole read holds what is there. One copy of the rows, never
-        a read of them: what it costs grows with what changed, and with the user's items only as a
-        memory copy does."""
+        item left meanwhile, and only a whole read holds what is there; or a changed vector is of
+        another dimension (a whole read leaves its item out). One copy of the rows, never a read of
+        them: what it costs grows with what changed, and with the user's items only as a memory copy
+        does."""
+        if any(len(r.vector) != dimension * VECTOR.itemsize for r in changed):
+            return None
         if version[0] != self.version[0] + len({r.id for r in changed if r.id not in self.positions}):
             return None
         fresh = Matrix.of(version, changed, dimension)
@@ -92,7 +97,8 @@ class Matrix:
             rows[at], conversations[at] = fresh.rows[of], fresh.conversations[of]
         positions = dict(self.positions)
         positions.update((fresh.ids[j], len(self.ids) + k) for k, j in enumerate(added))
-        return Matrix(version, self.ids + tuple(fresh.ids[j] for j in added), conversations, rows, positions)
+        return Matrix(version, self.ids + tuple(fresh.ids[j] for j in added), conversations, rows, positions,
+                      self.read_at)
 
     def best(self, query: np.ndarray, exclude: str | None, count: int) -> list[tuple[str, str, float]]:
         """Up to `count` (id, conversation id, cosine) above 0, best first; `exclude`'s left out."""

@@ -5,13 +5,14 @@ Recall (`for_recall`) ranks the user's shared items but those of the turn's own 
 the matrix kept in process for that user (`recall_matrices.py`: one per user, holding all of the
 user's shared items, the turn's own left out as it ranks), and reads text and sources of the best few
 only, joined to their conversations so that a deleted one is left out, in one query with the version
-of those items (from `ix_memory_items_recall` alone). A changed version reads only the items written
-since the kept one (`changed_at`, from the same index) and puts them in the matrix, so a user's next
-conversation, whose predecessor's upkeep added its summary, costs what that summary costs, not a read
-of all the user's vectors; an item that left meanwhile (its count says so) reads the matrix whole. A
-search of the memory API (`for_recall=False`) reads all of the user's items with that join and ranks
-them once.
-tests/bench/user_memory.py measures both.
+of those items (from `ix_memory_items_recall` alone), the items' own conditions asked again. A changed
+version reads only the items written since the kept one (`changed_at`, from the same index, from
+LATE_COMMIT_S before it) with their text, and puts them in the matrix, so a user's next conversation,
+whose predecessor's upkeep added its summary, costs what that summary costs, not a read of all the
+user's vectors; an item that left meanwhile (its count says so) reads the matrix whole, and so does a
+matrix read whole longer than WHOLE_READ_AFTER_S ago. A search of the memory API (`for_recall=False`)
+reads all of the user's items with that join and ranks them once. tests/bench/user_memory.py
+measures both; tests/bench/recall_growth.py a new conversation's recall as the user's items grow.
 
 An upkeep's index (`index_conversation`) keeps the summary, shares the conversation's items and
 reads those to embed in one transaction, not three: a new conversation's upkeep commits less. A
@@ -21,13 +22,14 @@ statements are prebuilt (recall_index_statements.py) and run on a Core connectio
 
 from __future__ import annotations
 
-import functools
 import json
-from datetime import UTC, datetime
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import and_, bindparam, func, join, select, update
+from sqlalchemy import and_, func, select, update
 
 from application.ports.memory_record import RecallIndex
 from domain.conversations.conversation import MessageStatus
@@ -37,7 +39,6 @@ from infrastructure.persistence.memory_rows import (
     item_to_domain,
     summary_item_id,
     versioned,
-    with_version,
 )
 from infrastructure.persistence.recall_index_statements import (
     DROP_ITEM,
@@ -45,16 +46,18 @@ from infrastructure.persistence.recall_index_statements import (
     SHARE,
     SUMMARY_TEXT,
     UNEMBEDDED,
+    best_items,
+    changed_items,
     keep_summary,
+    user_matrix,
 )
 from infrastructure.persistence.recall_matrices import Matrix, RecallMatrices, normalised
 from infrastructure.persistence.rows import ConversationRow, MessageRow, message_to_domain, utc
 from infrastructure.persistence.turn_statements import BLANK
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Hashable, Mapping, Sequence
 
-    from sqlalchemy import ColumnElement, Select
     from sqlalchemy.ext.asyncio import AsyncConnection
 
     from domain.conversations.conversation import Conversation, Message
@@ -63,6 +66,25 @@ if TYPE_CHECKING:
 
 I = MemoryItemRow  # noqa: E741 - the table's one-letter alias, as in SQL
 VECTOR = np.dtype("<f4")
+# A write stamps `changed_at` before it commits (on SQLite it may wait up to its 5 s busy timeout for
+# the lock): what changed is read from this long before the kept version's newest, so that a write
+# that committed late is still read. And a kept matrix is read whole at least this often, so that one
+# committed later still, or stamped by a clock running behind, is in it within that time.
+LATE_COMMIT_S = 10.0
+WHOLE_READ_AFTER_S = 300.0
+
+
+@dataclass(frozen=True, slots=True)
+class _Ranking:
+    """A turn's query (normalised), the conversation it leaves out, and how many items it wants."""
+
+    wanted: np.ndarray
+    exclude: str | None
+    top_k: int
+
+    def best(self, matrix: Matrix) -> list[tuple[str, str, float]]:
+        # A few more than asked: a conversation deleted since (its items not erased yet) drops out below.
+        return matrix.best(self.wanted, self.exclude, self.top_k * 2 + 2)
 
 
 def vector_bytes(vector: Sequence[float]) -> bytes:
@@ -169,31 +191,50 @@ class SqlAlchemyRecallIndex(RecallIndex):
         values = {"owner": holder.owner, "end_user": holder.end_user, "scope": shared.value, "model": model,
                   "agent_id": holder.agent_id}
         key = (holder, shared, model, wanted.size)
-        # A few more than asked: a conversation deleted since (its items not erased yet) drops out below.
-        wanted_count = top_k * 2 + 2
+        ranking = _Ranking(wanted, exclude, top_k)
         async with self._db.connection("recall across conversations") as session:
             kept = self._matrices.latest(key, Matrix)
-            if kept is not None:
-                best = kept.best(wanted, exclude, wanted_count)
-                version, rows = versioned((await session.execute(
-                    _best_items(of_agent, picked=bool(best)), {**values, "ids": _ids(best)}
-                )).all())
-                if version == kept.version:
-                    return _scored(best, rows, top_k)
-                # Changed since: the items written since the kept version, read and put in place.
-                version, changed = versioned((await session.execute(
-                    _changed_since(of_agent), {**values, "since": kept.version[1]}
-                )).all())
-                matrix = kept.updated(version, changed, wanted.size)
-            if kept is None or matrix is None:  # never read, or an item left: read whole
-                version, found = versioned((await session.execute(_matrix(of_agent), values)).all())
-                matrix = Matrix.of(version, found, wanted.size)
+            if kept is not None and time.monotonic() - kept.read_at < WHOLE_READ_AFTER_S:
+                recalled = await self._from_kept(session, key, kept, values, ranking)
+                if recalled is not None:
+                    return recalled
+            # Never read, read long ago, or an item left meanwhile: read whole, ranked again.
+            version, found = versioned((await session.execute(user_matrix(of_agent), values)).all())
+            matrix = Matrix.of(version, found, wanted.size, time.monotonic())
             self._matrices.put(key, matrix)
-            best = matrix.best(wanted, exclude, wanted_count)
+            best = ranking.best(matrix)
             rows = versioned((await session.execute(
-                _best_items(of_agent, picked=True), {**values, "ids": _ids(best)}
+                best_items(of_agent, picked=True), {**values, "ids": _ids(best)}
             )).all())[1] if best else []
-        return _scored(best, rows, top_k)
+        return _scored(best, rows, top_k, values)
+
+    async def _from_kept(
+        self, session: AsyncConnection, key: Hashable, kept: Matrix, values: dict[str, Any], ranking: _Ranking
+    ) -> list[ScoredItem] | None:
+        """Ranked with the kept matrix: its version unchanged, or what was written since put in place,
+        read with its text; None when the matrix cannot be brought up to date."""
+        of_agent = values["agent_id"] is not None
+        best = ranking.best(kept)
+        version, rows = versioned((await session.execute(
+            best_items(of_agent, picked=bool(best)), {**values, "ids": _ids(best)}
+        )).all())
+        if version == kept.version:
+            return _scored(best, rows, ranking.top_k, values)
+        if kept.version[1] is None:  # it held nothing: read whole
+            return None
+        since = kept.version[1] - timedelta(seconds=LATE_COMMIT_S)
+        version, changed = versioned((await session.execute(changed_items(of_agent), {**values, "since": since})).all())
+        matrix = kept.updated(version, changed, ranking.wanted.size)
+        if matrix is None:
+            return None
+        self._matrices.put(key, matrix)
+        best = ranking.best(matrix)
+        texts = {row.id: row for row in (*rows, *changed)}
+        if any(item_id not in texts for item_id in _ids(best)):  # an item neither read had
+            texts = {row.id: row for row in versioned((await session.execute(
+                best_items(of_agent, picked=True), {**values, "ids": _ids(best)}
+            )).all())[1]}
+        return _scored(best, list(texts.values()), ranking.top_k, values)
 
     async def recent_turns(self, holder: FactHolder, limit: int) -> list[Message]:
         c, m = ConversationRow, MessageRow
@@ -208,43 +249,6 @@ class SqlAlchemyRecallIndex(RecallIndex):
         statement = select(m).join(c, c.id == m.conversation_id).where(*where).order_by(*newest_first).limit(limit)
         async with self._db.transaction("read a user's recent turns") as session:
             return [message_to_domain(row) for row in await session.scalars(statement)]
-
-
-# A turn's recall reads, built once per shape of holder (turn_statements.py says why). Parameters:
-# owner, end_user, scope, model, agent_id (of an agent's holder); since (the kept version's newest).
-@functools.cache
-def _shared_items(of_agent: bool) -> tuple[ColumnElement[bool], ...]:
-    where = [I.owner == bindparam("owner"), I.end_user == bindparam("end_user"),
-             I.recall_scope == bindparam("scope"), I.model == bindparam("model")]
-    if of_agent:
-        where.append(I.agent_id == bindparam("agent_id"))
-    return tuple(where)
-
-
-@functools.cache
-def _matrix(of_agent: bool) -> Select[Any]:
-    """The items' vectors beside their version."""
-    where = _shared_items(of_agent)
-    return with_version(where, (I.id, I.conversation_id, I.vector), and_(*where))
-
-
-@functools.cache
-def _changed_since(of_agent: bool) -> Select[Any]:
-    """The vectors of the items written at or after `since` (a kept version's newest; an item of the
-    same instant is read again, never missed), beside the version."""
-    where = _shared_items(of_agent)
-    return with_version(where, (I.id, I.conversation_id, I.vector), and_(*where, I.changed_at >= bindparam("since")))
-
-
-@functools.cache
-def _best_items(of_agent: bool, picked: bool) -> Select[Any]:
-    """The best items' text and sources (parameter `ids`), of live conversations only, beside the
-    version; only the version when none is picked."""
-    c = ConversationRow
-    live = and_(c.id == I.conversation_id, c.deleted_at.is_(None), c.is_debug.is_(False))
-    ids = I.id.in_(bindparam("ids", expanding=True)) if picked else None
-    return with_version(_shared_items(of_agent), (I.id, I.kind, I.conversation_id, I.text,
-                                                  I.source_message_ids), ids, join(I, c, live))
 
 
 async def _share(session: AsyncConnection, conversation_id: ConversationId, scope: RecallScope) -> None:
@@ -262,8 +266,10 @@ def _ids(best: Sequence[tuple[str, str, float]]) -> list[str]:
     return [item_id for item_id, _, _ in best]
 
 
-def _scored(best: Sequence[tuple[str, str, float]], rows: Sequence[Any], top_k: int) -> list[ScoredItem]:
-    found = {row.id: row for row in rows}
+def _scored(best: Sequence[tuple[str, str, float]], rows: Sequence[Any], top_k: int,
+            values: Mapping[str, Any]) -> list[ScoredItem]:
+    """The best items that were read, and that the holder's recall still reaches, best first."""
+    found = {row.id: row for row in rows if row.recall_scope == values["scope"] and row.model == values["model"]}
     return [ScoredItem(_item(found[item_id]), score) for item_id, _, score in best if item_id in found][:top_k]
 
 

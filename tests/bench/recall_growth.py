@@ -4,9 +4,11 @@ recall right after the user's previous conversation was upkept, on SQLite.
     python -m tests.bench.recall_growth [--quick] [--sizes 200,1000,5000] [--runs 60] [--dimension 384]
 
 For each size N: one user with N earlier conversations, each with its summary embedded and shared with
-the account's recall (rows inserted in bulk, as an upkeep would have left them). Each run first writes,
-untimed, what the upkeep of the user's latest conversation leaves (a new conversation and its summary
-item with its vector), then times `SqlAlchemyRecallIndex.similar` for a new conversation of the user:
+the account's recall (rows inserted in bulk, as an upkeep would have left them, stamped a minute apart
+as a user's conversations come: what changed is read from `LATE_COMMIT_S` before the kept newest).
+Each run first writes, untimed, what the upkeep of the user's latest conversation leaves (a new
+conversation and its summary item with its vector, a minute later), then times
+`SqlAlchemyRecallIndex.similar` for a new conversation of the user:
 - `kept`: an index that ranked before and keeps the user's matrix, which reads what was written since
   and puts it in (`Matrix.updated`);
 - `whole`, the floor it is measured against: an index with no kept matrix, which reads every vector of
@@ -58,7 +60,7 @@ class User:
         conversations, items = [], []
         for _ in range(n):
             self.count += 1
-            at = START + timedelta(seconds=self.count)
+            at = START + timedelta(minutes=self.count)  # a user's conversations come minutes apart
             conversation = Conversation(id=ConversationId(secrets.token_hex(8)), app_id=AGENT, owner=OWNER,
                                         created_at=at, updated_at=at, end_user=USER, summary=f"summary {self.count}")
             conversations.append(conversation_values(conversation))
@@ -66,7 +68,7 @@ class User:
                 "id": summary_item_id(conversation.id), "conversation_id": conversation.id, "owner": OWNER,
                 "end_user": USER, "agent_id": AGENT, "kind": RecallKind.SUMMARY.value, "text": conversation.summary,
                 "source_message_ids": "[]", "created_at": at, "model": MODEL, "vector": self.vector(),
-                "recall_scope": RecallScope.ACCOUNT.value, "changed_at": datetime.now(UTC),
+                "recall_scope": RecallScope.ACCOUNT.value, "changed_at": at,
             })
         async with self.database.transaction("bench: a user's conversations") as session:
             await session.execute(insert(ConversationRow), conversations)

@@ -5,15 +5,17 @@ conversations, and the holder's newest completed turns."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
 
 import pytest
+from sqlalchemy import update
 
 from domain.conversations.conversation import Conversation, MessageStatus, ReviewStage
 from domain.ids import AppId, ConversationId, EndUserId, MessageId, OwnerId
 from domain.memory.archive import ArchiveEntry
 from domain.memory.user_facts import FactHolder, RecallItem, RecallKind, RecallScope
 from infrastructure.persistence.database import Database
-from infrastructure.persistence.memory_rows import summary_item_id
+from infrastructure.persistence.memory_rows import MemoryItemRow, summary_item_id
 from infrastructure.persistence.sqlalchemy_memory_record import SqlAlchemyMemoryRecord
 from infrastructure.persistence.sqlalchemy_recall_index import SqlAlchemyRecallIndex
 from tests.integration.memory_record_fixtures import (  # noqa: F401  (fixtures by name)
@@ -321,6 +323,10 @@ async def test_items_written_since_the_kept_matrix_are_read_alone_and_put_in_it(
     conversations = [await items.item([1.0, float(n), 0.0]) for n in range(4)]
     for conversation, _ in conversations:
         await index.share(conversation.id, RecallScope.ACCOUNT)
+    async with memory_db.transaction("test: written a minute apart, the last an hour ago") as session:
+        for n, (_, item_id) in enumerate(reversed(conversations)):
+            at = datetime.now(UTC) - timedelta(hours=1, minutes=n)
+            await session.execute(update(MemoryItemRow).where(MemoryItemRow.id == item_id).values(changed_at=at))
     first, first_id = conversations[0]
     assert len(await found(index, exclude=first.id, for_recall=True)) == 3  # read whole, and kept
     newer, newer_id = await items.item([1.0, 0.5, 0.0])  # the user's next conversation, upkept
@@ -333,7 +339,7 @@ async def test_items_written_since_the_kept_matrix_are_read_alone_and_put_in_it(
     assert len(vector_reads) == 1
     async with memory_db.engine.connect() as connection:
         read = (await connection.exec_driver_sql(*vector_reads[0])).all()
-    newest_then = conversations[-1][1]  # shared last: its instant is the kept version's, read again
+    newest_then = conversations[-1][1]  # within LATE_COMMIT_S of the kept version's newest: read again
     assert {row[2] for row in read} == {newer_id, newest_then}, "what was written since, not all the user's"
     await index.share(newer.id, RecallScope.NONE)  # an item that leaves: the matrix is read whole
     assert newer_id not in await found(index, exclude=first.id, for_recall=True)
