@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import func, select, update
 
+from domain.conversations.conversation import Conversation
 from domain.memory.user_facts import RecallScope
 from infrastructure.persistence.database import Database
 from infrastructure.persistence.memory_rows import MemoryItemRow
@@ -49,36 +50,33 @@ async def write_as_of(db: Database, item_id: str, at: datetime, vector: list[flo
         await session.execute(update(I).where(I.id == item_id).values(**values))
 
 
+async def shared(recall: SqlAlchemyRecallIndex, made: Items, *vectors: list[float]) -> list[tuple[Conversation, str]]:
+    """Conversations with one embedded item each, shared with the account's recall."""
+    conversations = [await made.item(vector) for vector in vectors]
+    for conversation, _ in conversations:
+        await recall.share(conversation.id, RecallScope.ACCOUNT)
+    return conversations
+
+
 async def test_a_vector_that_committed_after_a_later_write_is_still_read(
     index: SqlAlchemyRecallIndex, items: Items, memory_db: Database  # noqa: F811
 ) -> None:
-    (own, _), (first, first_id), (second, second_id) = [await items.item(v) for v in
-                                                         ([0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0])]
-    for conversation in (own, first, second):
-        await index.share(conversation.id, RecallScope.ACCOUNT)
+    (own, _), (_, first_id), (_, second_id) = await shared(index, items, [0.0, 0.0, 1.0], [1.0, 0.0, 0.0],
+                                                           [0.0, 1.0, 0.0])
     assert await found(index, exclude=own.id, for_recall=True) == [first_id]  # read whole, and kept
     stamped = await newest_change(memory_db) - timedelta(seconds=2)  # before the kept version's newest
     await write_as_of(memory_db, second_id, stamped, vector=[1.0, 0.1, 0.0])
-    third, _ = await items.item([0.0, 0.0, 1.0])  # a later write, so that the version moves
-    await index.share(third.id, RecallScope.ACCOUNT)
+    await shared(index, items, [0.0, 0.0, 1.0])  # a later write, so that the version moves
     assert await found(index, exclude=own.id, for_recall=True) == [first_id, second_id]
 
 
 async def test_an_item_that_left_is_never_recalled_though_one_that_came_hides_it_from_the_count(
     index: SqlAlchemyRecallIndex, items: Items, memory_db: Database  # noqa: F811
 ) -> None:
-    (own, _), (first, first_id), (gone, gone_id) = [await items.item(v) for v in
-                                                     ([0.0, 0.0, 1.0], [0.5, 0.5, 0.0], [1.0, 0.0, 0.0])]
-    for conversation in (own, first, gone):
-        await index.share(conversation.id, RecallScope.ACCOUNT)
+    (own, _), (_, first_id), (_, gone_id) = await shared(index, items, [0.0, 0.0, 1.0], [0.5, 0.5, 0.0],
+                                                         [1.0, 0.0, 0.0])
     assert await found(index, exclude=own.id, for_recall=True) == [gone_id, first_id]  # read whole, and kept
-    came, _ = await items.item([0.0, 1.0, 0.0])
-    await index.share(came.id, RecallScope.ACCOUNT)
-    await write_as_of(memory_db, (await items_of(memory_db, came.id))[0], datetime(2020, 1, 1, tzinfo=UTC))
+    [(_, came_id)] = await shared(index, items, [0.0, 1.0, 0.0])
+    await write_as_of(memory_db, came_id, datetime(2020, 1, 1, tzinfo=UTC))  # stamped before the kept newest
     await write_as_of(memory_db, gone_id, datetime.now(UTC), scope=RecallScope.NONE)  # it leaves
     assert gone_id not in await found(index, exclude=own.id, for_recall=True)
-
-
-async def items_of(db: Database, conversation_id: str) -> list[str]:
-    async with db.transaction("test: a conversation's items") as session:
-        return list(await session.scalars(select(I.id).where(I.conversation_id == conversation_id)))
