@@ -5,7 +5,7 @@ Recall (`for_recall`) ranks the user's shared items but those of the turn's own 
 the matrix kept in process for that user (`recall_matrices.py`: one per user, holding all of the
 user's shared items, the turn's own left out as it ranks), and reads text and sources of the best few
 only, joined to their conversations so that a deleted one is left out, in one query with the version
-of those items (from `ix_memory_items_recall` alone), the items' own conditions asked again. A changed
+of those items (from `ix_memory_items_recall` alone), their scope and model checked again. A changed
 version reads only the items written since the kept one (`changed_at`, from the same index, from
 LATE_COMMIT_S before it) with their text, and puts them in the matrix, so a user's next conversation,
 whose predecessor's upkeep added its summary, costs what that summary costs, not a read of all the
@@ -203,9 +203,7 @@ class SqlAlchemyRecallIndex(RecallIndex):
             matrix = Matrix.of(version, found, wanted.size, time.monotonic())
             self._matrices.put(key, matrix)
             best = ranking.best(matrix)
-            rows = versioned((await session.execute(
-                best_items(of_agent, picked=True), {**values, "ids": _ids(best)}
-            )).all())[1] if best else []
+            rows = await _texts(session, values, best) if best else []
         return _scored(best, rows, top_k, values)
 
     async def _from_kept(
@@ -231,9 +229,7 @@ class SqlAlchemyRecallIndex(RecallIndex):
         best = ranking.best(matrix)
         texts = {row.id: row for row in (*rows, *changed)}
         if any(item_id not in texts for item_id in _ids(best)):  # an item neither read had
-            texts = {row.id: row for row in versioned((await session.execute(
-                best_items(of_agent, picked=True), {**values, "ids": _ids(best)}
-            )).all())[1]}
+            texts = {row.id: row for row in await _texts(session, values, best)}
         return _scored(best, list(texts.values()), ranking.top_k, values)
 
     async def recent_turns(self, holder: FactHolder, limit: int) -> list[Message]:
@@ -260,6 +256,14 @@ async def _share(session: AsyncConnection, conversation_id: ConversationId, scop
 async def _unembedded(session: AsyncConnection, conversation_id: ConversationId, model: str) -> list[RecallItem]:
     rows = await session.execute(UNEMBEDDED, {"b_conversation_id": conversation_id, "b_model": model})
     return [item_to_domain(row) for row in rows]
+
+
+async def _texts(
+    session: AsyncConnection, values: Mapping[str, Any], best: Sequence[tuple[str, str, float]]
+) -> list[Any]:
+    """The text and sources of the `best` items, of live conversations."""
+    statement = best_items(values["agent_id"] is not None, picked=True)
+    return versioned((await session.execute(statement, {**values, "ids": _ids(best)})).all())[1]
 
 
 def _ids(best: Sequence[tuple[str, str, float]]) -> list[str]:
